@@ -1,0 +1,77 @@
+// Comparing a variant's output with a higher-precision reference.
+// A workload feeds every output element through a Comparison; the harness decides pass/fail from
+// the result and the space's tolerance for the output's element type (NaN never passes, nor does
+// an element still holding the poison pattern).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "kiln/numeric.hpp"
+
+namespace kiln {
+
+struct CheckResult {
+  std::string output;             // which output tensor ("out", "lse", ...)
+  std::string dtype;              // element type of that output: "fp32", "bf16" or "fp16"
+  std::uint64_t elements = 0;     // elements examined for being written and finite
+  std::uint64_t compared = 0;     // elements compared with the reference (all, or a random sample)
+  std::uint64_t unwritten = 0;    // elements still holding the poison pattern after the run
+  std::uint64_t non_finite = 0;   // NaN or infinity among the written elements
+  double rel_l2 = 0.0;            // ||out - ref||_2 / ||ref||_2 over the compared elements
+  double max_abs_err = 0.0;
+};
+
+class Comparison {
+ public:
+  Comparison(std::string output, std::string dtype) {
+    result_.output = std::move(output);
+    result_.dtype = std::move(dtype);
+  }
+
+  // An element examined only for being written and finite (outside the reference sample).
+  void written_f32(float out) { examine(bits_of(out) == poison::f32, out); }
+  void written_bf16(std::uint16_t out) { examine(out == poison::bf16, float_from_bf16(out)); }
+  void written_f16(std::uint16_t out) { examine(out == poison::f16, float_from_f16(out)); }
+
+  // An element examined and compared with its reference value.
+  void f32(float out, double ref) { compare(bits_of(out) == poison::f32, out, ref); }
+  void bf16(std::uint16_t out, double ref) { compare(out == poison::bf16, float_from_bf16(out), ref); }
+  void f16(std::uint16_t out, double ref) { compare(out == poison::f16, float_from_f16(out), ref); }
+
+  CheckResult result() const {
+    CheckResult r = result_;
+    r.rel_l2 = ref2_ > 0 ? std::sqrt(err2_ / ref2_) : std::sqrt(err2_);
+    return r;
+  }
+
+ private:
+  bool examine(bool is_poison, float value) {
+    ++result_.elements;
+    if (is_poison) {
+      ++result_.unwritten;
+      return false;
+    }
+    if (!std::isfinite(value)) {
+      ++result_.non_finite;
+      return false;
+    }
+    return true;
+  }
+
+  void compare(bool is_poison, float value, double ref) {
+    ++result_.compared;
+    ref2_ += ref * ref;
+    if (!examine(is_poison, value)) return;
+    double e = static_cast<double>(value) - ref;
+    err2_ += e * e;
+    if (std::fabs(e) > result_.max_abs_err) result_.max_abs_err = std::fabs(e);
+  }
+
+  CheckResult result_;
+  double err2_ = 0.0;
+  double ref2_ = 0.0;
+};
+
+}  // namespace kiln

@@ -1,0 +1,71 @@
+// CUDA helpers for workloads: checked calls that throw kiln::RuntimeError, owning device buffers,
+// and poison fills. Include from .cu files only.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/error.hpp"
+
+namespace kiln::cuda {
+
+inline void check(cudaError_t status, const char* what, const char* file, int line) {
+  if (status != cudaSuccess) {
+    throw RuntimeError(std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ") from " +
+                       what + " at " + file + ":" + std::to_string(line));
+  }
+}
+
+#define KILN_CUDA_CHECK(expr) ::kiln::cuda::check((expr), #expr, __FILE__, __LINE__)
+
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t count) : count_(count) {
+    if (count_ > 0) KILN_CUDA_CHECK(cudaMalloc(&ptr_, count_ * sizeof(T)));
+  }
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
+    return *this;
+  }
+  ~DeviceBuffer() { release(); }
+
+  T* get() const { return ptr_; }
+  std::size_t size() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+
+  void upload(const std::vector<T>& host) {
+    if (host.size() != count_) throw Error("DeviceBuffer::upload: size mismatch");
+    if (count_ > 0) KILN_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), bytes(), cudaMemcpyHostToDevice));
+  }
+  std::vector<T> download() const {
+    std::vector<T> host(count_);
+    if (count_ > 0) KILN_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, bytes(), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  // Every element set to `pattern` (a poison value); synchronous.
+  void fill(T pattern) { upload(std::vector<T>(count_, pattern)); }
+
+ private:
+  void release() {
+    if (ptr_ != nullptr) cudaFree(ptr_);
+    ptr_ = nullptr;
+  }
+  T* ptr_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+}  // namespace kiln::cuda
