@@ -1,0 +1,48 @@
+// The generator's outputs (generator/README.md, "Outputs"): rendered in memory first, then
+// written so that an unchanged file is never touched and a changed one is replaced atomically.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/gen/enumerate.hpp"
+#include "kiln/gen/space.hpp"
+
+namespace kiln::gen {
+
+// One output file; `path` is relative to the output directory.
+struct OutputFile {
+  std::filesystem::path path;
+  std::string content;
+};
+
+// "variants/<name>.cpp" for cpu, "variants/<name>.cu" for cuda.
+std::filesystem::path variant_source_path(const Space& space, const Variant& variant);
+
+// The source of one variant: Config with the parameters, and the KILN_*_VARIANT registration.
+std::string variant_source(const Space& space, const Variant& variant);
+
+// variants.cmake: KILN_VARIANTS, KILN_VARIANT_SOURCES, KILN_BACKEND, KILN_DEFAULT_VARIANT,
+// KILN_SPACE_HASH.
+std::string variants_cmake(const Space& space, const Enumeration& enumeration);
+
+// manifest.json as a JSON value (keys in the README's order).
+nlohmann::ordered_json manifest(const Space& space, const Target& target, const Enumeration& enumeration);
+
+// Every output: the variant sources in enumeration order, then variants.cmake, then manifest.json.
+std::vector<OutputFile> render_outputs(const Space& space, const Target& target, const Enumeration& enumeration);
+
+struct WriteReport {
+  std::vector<std::filesystem::path> written;    // new or changed content
+  std::vector<std::filesystem::path> unchanged;  // left alone, modification time kept
+  std::vector<std::filesystem::path> removed;    // stale variant sources
+};
+
+// Writes `files` under `out` (each through a temporary file renamed into place, and only when its
+// content differs from what is there), then removes the variant sources under out/variants that
+// are not among `files`. Throws GeneratorError when a file cannot be written.
+WriteReport write_outputs(const std::filesystem::path& out, const std::vector<OutputFile>& files);
+
+}  // namespace kiln::gen

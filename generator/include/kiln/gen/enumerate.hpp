@@ -1,0 +1,36 @@
+// Enumerating the variants of a space for a target: the odometer over parameter values (declared
+// order, last parameter fastest), derived values per combination, constraints in order.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/gen/space.hpp"
+
+namespace kiln::gen {
+
+// The generator refuses to enumerate more combinations than this (checked before enumerating).
+inline constexpr std::uint64_t kMaxCombinations = 1'000'000;
+
+struct Variant {
+  std::string name;           // canonical: <kernel>__<P1><v1>_<P2><v2>...
+  std::vector<Value> params;  // one per Space::parameters entry, same order
+};
+
+struct Enumeration {
+  std::uint64_t total = 0;            // combinations of parameter values
+  std::vector<Variant> variants;      // the feasible ones, in enumeration order
+  std::vector<std::uint64_t> pruned;  // per constraint: combinations it is the first to violate
+  std::size_t default_index = 0;      // the default variant, an index into `variants`
+};
+
+// Throws GeneratorError when there are more than kMaxCombinations combinations, when evaluating a
+// derived value or constraint fails, when no combination is feasible (naming the constraint that
+// prunes most), when the default variant is infeasible (naming the constraint it violates), when
+// there are more feasible variants than tuning.max_variants, or when two variants get one name.
+Enumeration enumerate_variants(const Space& space, const Target& target);
+
+// The canonical name of a combination; a negative integer -3 is written m3.
+std::string variant_name(const Space& space, const std::vector<Value>& params);
+
+}  // namespace kiln::gen

@@ -1,0 +1,89 @@
+// Strict reading of the generator's JSON inputs (space files, device files). Every error is one
+// GeneratorError whose message names the file and the place:
+//   <file>: <json-pointer>: <what is wrong>
+//   <file>:<line>:<column>: malformed JSON: <parser's reason>
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/error.hpp"
+
+namespace kiln::gen {
+
+// The one error type of the generator; what() is the complete message.
+class GeneratorError : public kiln::Error {
+ public:
+  using kiln::Error::Error;
+};
+
+// A JSON file read whole. Duplicate keys in an object are an error (a JSON parser would silently
+// keep one of them).
+struct JsonFile {
+  std::string label;  // the path as given; every message about this file starts with it
+  std::string bytes;
+  nlohmann::ordered_json root;
+};
+
+JsonFile read_json_file(const std::filesystem::path& path);
+
+// "<label>: <what>", or "<label>: <pointer>: <what>" when pointer is not empty.
+[[noreturn]] void fail_at(const std::string& label, const std::string& pointer, const std::string& what);
+
+// RFC 6901: `~` becomes `~0` and `/` becomes `~1`.
+std::string pointer_append(const std::string& pointer, std::string_view key);
+std::string pointer_append(const std::string& pointer, std::size_t index);
+
+// `[A-Za-z_][A-Za-z0-9_]*`
+bool is_identifier(std::string_view text);
+
+// A short description of a JSON value for "got ..." in messages: scalars as JSON text
+// (long strings shortened), containers as "an array" / "an object".
+std::string describe_json(const nlohmann::ordered_json& value);
+
+// One value inside a JsonFile, with its JSON pointer.
+class JsonNode {
+ public:
+  JsonNode(const JsonFile& file, const nlohmann::ordered_json& value, std::string pointer, std::string key = "");
+  static JsonNode root(const JsonFile& file) { return JsonNode(file, file.root, ""); }
+
+  const nlohmann::ordered_json& json() const { return *value_; }
+  const std::string& pointer() const { return pointer_; }
+  const std::string& key() const { return key_; }  // the member name, for object members
+  const std::string& label() const { return file_->label; }
+  [[noreturn]] void fail(const std::string& what) const;
+
+  // Objects. require_object() rejects a non-object, then the first key not in `known`, then the
+  // first key of `required` that is missing.
+  void require_object(std::initializer_list<std::string_view> known,
+                      std::initializer_list<std::string_view> required) const;
+  void require_object() const;  // any keys
+  bool has(std::string_view key) const;
+  JsonNode operator[](std::string_view key) const;  // the key must exist
+  std::vector<JsonNode> members() const;            // in document order
+
+  // Arrays.
+  void require_array() const;
+  std::vector<JsonNode> elements() const;
+
+  // Scalars; each rejects any other type.
+  bool is_integer() const;
+  std::int64_t integer() const;
+  std::int64_t positive_integer() const;
+  double positive_number() const;
+  const std::string& string() const;
+  const std::string& identifier() const;
+
+ private:
+  const JsonFile* file_;
+  const nlohmann::ordered_json* value_;
+  std::string pointer_;
+  std::string key_;
+};
+
+}  // namespace kiln::gen

@@ -1,0 +1,119 @@
+// A space file and a target device file, loaded and validated completely (generator/README.md).
+// Loading throws GeneratorError with one message, `<file>: <json-pointer>: <what is wrong>`.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/gen/expr.hpp"
+#include "kiln/gen/json_reader.hpp"
+
+namespace kiln::gen {
+
+// What the generator reads of a device file (presets/devices/*.json); other keys are ignored.
+struct Target {
+  std::string label;    // the path as given
+  std::string name;     // e.g. "h100"
+  std::string backend;  // "cpu" or "cuda"
+  std::vector<std::pair<std::string, std::int64_t>> limits;  // in the file's order
+};
+
+Target load_target(const std::filesystem::path& file);
+
+struct Parameter {
+  std::string name;
+  std::vector<Value> values;  // all integers, or all identifiers
+  std::size_t default_index = 0;
+  bool symbolic = false;  // identifier values: a kiln::Choice in Config
+  bool wide = false;      // some value needs more than 32 bits: `long long` in Config
+};
+
+struct Derived {
+  std::string name;
+  std::string pointer;  // where the expression is, for messages
+  Expr expr;
+};
+
+struct Constraint {
+  std::string pointer;
+  Expr expr;
+  std::string why;  // empty when the space gives none
+};
+
+struct Dim {
+  std::string name;
+  bool symbolic = false;
+  std::vector<std::string> domain;  // symbolic only
+};
+
+struct WorkTerm {
+  std::string name;  // bytes, fp32_flops, tensor_flops, sfu_ops or launches
+  std::string pointer;
+  Expr expr;
+};
+
+// One entry of `problems` or `checks`: a value for every dim, in the dims' order.
+struct ProblemInstance {
+  std::string pointer;
+  std::vector<Value> values;
+};
+
+struct Bucket {
+  std::string name;
+  std::string pointer;  // of `when`
+  Expr when;
+};
+
+struct Tolerance {
+  double fp32 = 1e-5;
+  double fp16 = 2e-3;
+  double bf16 = 1e-2;
+};
+
+struct Tuning {
+  std::int64_t max_variants = 256;
+  std::int64_t timeout_s = 120;
+};
+
+struct Space {
+  std::string label;            // the path as given; starts every message about this space
+  std::filesystem::path file;   // as given
+  std::string hash;             // FNV-1a 64 of the file's bytes, 16 hex digits
+  std::string kernel;
+  std::string backend;          // "cpu" or "cuda"
+  std::string description;      // empty when absent
+  std::string harness_include;
+  std::string harness_workload;
+  std::vector<Parameter> parameters;
+  std::vector<Derived> derived;
+  std::vector<Constraint> constraints;
+  std::vector<Dim> dims;
+  std::vector<WorkTerm> work;
+  std::vector<ProblemInstance> problems;
+  std::vector<ProblemInstance> checks;
+  std::vector<Bucket> buckets;
+  std::vector<std::size_t> problem_buckets;  // for each problem, the index of its bucket
+  Tolerance tolerance;
+  Tuning tuning;
+};
+
+// Reads and validates `file` against `target`: everything in the README's space-file section
+// except what needs enumeration (feasibility, variant counts, the default variant's constraints).
+Space load_space(const std::filesystem::path& file, const Target& target);
+
+// Throws the error of an expression at `pointer`: `<file>: <pointer>: <error>[ for <context>]`.
+[[noreturn]] void fail_expr(const Space& space, const std::string& pointer, const ExprError& error,
+                            const std::string& context = "");
+
+// The environment of a problem's dims, for work terms and bucket conditions.
+Environment problem_environment(const Space& space, const ProblemInstance& problem);
+
+// "rows=16384 cols=8192 dtype=bf16"
+std::string problem_key(const Space& space, const ProblemInstance& problem);
+
+// Names visible to `problem.work` and `buckets[].when`: the dims.
+NameTable dim_names(const Space& space);
+
+}  // namespace kiln::gen

@@ -1,0 +1,169 @@
+#include "kiln/gen/enumerate.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace kiln::gen {
+namespace {
+
+std::string value_text(const Value& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  return std::to_string(std::get<std::int64_t>(v));
+}
+
+// Digits of an integer for a name: `-` is not an identifier character, so -3 is written m3.
+std::string name_part(const Value& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  const std::int64_t i = std::get<std::int64_t>(v);
+  if (i >= 0) return std::to_string(i);
+  return "m" + std::to_string(0 - static_cast<std::uint64_t>(i));
+}
+
+std::string combination_text(const Space& space, const std::vector<Value>& params) {
+  std::string out;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (!out.empty()) out += ' ';
+    out += space.parameters[i].name + "=" + value_text(params[i]);
+  }
+  return out;
+}
+
+// Counted before enumerating, so that a space too large to enumerate fails at once.
+std::uint64_t count_combinations(const Space& space) {
+  std::uint64_t total = 1;
+  bool overflow = false;
+  for (const Parameter& p : space.parameters) {
+    overflow = overflow || __builtin_mul_overflow(total, static_cast<std::uint64_t>(p.values.size()), &total);
+  }
+  if (overflow || total > kMaxCombinations) {
+    fail_at(space.label, "/parameters",
+            (overflow ? std::string("more than 2^64") : std::to_string(total)) +
+                " combinations of parameter values, more than the " + std::to_string(kMaxCombinations) +
+                " the generator enumerates");
+  }
+  return total;
+}
+
+// Evaluates one combination: derived values, then constraints in order. Returns the index of the
+// first violated constraint, or constraints.size() when the combination is feasible.
+class CombinationChecker {
+ public:
+  CombinationChecker(const Space& space, const Target& target) : space_(space) {
+    for (const auto& [name, value] : target.limits) env_.set(name, value);
+  }
+
+  std::size_t first_violated(const std::vector<Value>& params) {
+    for (std::size_t i = 0; i < params.size(); ++i) env_.set(space_.parameters[i].name, params[i]);
+    for (const Derived& d : space_.derived) {
+      try {
+        env_.set(d.name, d.expr.evaluate(env_));
+      } catch (const ExprError& e) {
+        fail_expr(space_, d.pointer, e, combination_text(space_, params));
+      }
+    }
+    for (std::size_t c = 0; c < space_.constraints.size(); ++c) {
+      const Constraint& constraint = space_.constraints[c];
+      try {
+        if (constraint.expr.evaluate(env_) == 0) return c;
+      } catch (const ExprError& e) {
+        fail_expr(space_, constraint.pointer, e, combination_text(space_, params));
+      }
+    }
+    return space_.constraints.size();
+  }
+
+ private:
+  const Space& space_;
+  Environment env_;
+};
+
+std::vector<Value> values_at(const Space& space, const std::vector<std::size_t>& digits) {
+  std::vector<Value> params;
+  params.reserve(digits.size());
+  for (std::size_t i = 0; i < digits.size(); ++i) params.push_back(space.parameters[i].values[digits[i]]);
+  return params;
+}
+
+// Advances the odometer, last parameter fastest; false after the last combination.
+bool advance(const Space& space, std::vector<std::size_t>& digits) {
+  for (std::size_t i = digits.size(); i-- > 0;) {
+    if (++digits[i] < space.parameters[i].values.size()) return true;
+    digits[i] = 0;
+  }
+  return false;
+}
+
+void check_unique_names(const Space& space, const std::vector<Variant>& variants) {
+  std::map<std::string, const Variant*> seen;
+  for (const Variant& v : variants) {
+    const auto [it, inserted] = seen.emplace(v.name, &v);
+    if (!inserted) {
+      fail_at(space.label, "/parameters",
+              "the variants " + combination_text(space, it->second->params) + " and " +
+                  combination_text(space, v.params) + " both get the name " + v.name +
+                  " (rename values so that names stay distinct)");
+    }
+  }
+}
+
+std::string describe_constraint(const Constraint& c) {
+  std::string out = c.pointer + " \"" + c.expr.text() + "\"";
+  if (!c.why.empty()) out += " (" + c.why + ")";
+  return out;
+}
+
+}  // namespace
+
+std::string variant_name(const Space& space, const std::vector<Value>& params) {
+  std::string out = space.kernel + "_";
+  for (std::size_t i = 0; i < params.size(); ++i) out += "_" + space.parameters[i].name + name_part(params[i]);
+  return out;
+}
+
+Enumeration enumerate_variants(const Space& space, const Target& target) {
+  Enumeration result;
+  result.total = count_combinations(space);
+  result.pruned.assign(space.constraints.size(), 0);
+
+  std::vector<std::size_t> defaults;
+  for (const Parameter& p : space.parameters) defaults.push_back(p.default_index);
+  std::size_t default_violation = space.constraints.size();
+
+  CombinationChecker checker(space, target);
+  std::vector<std::size_t> digits(space.parameters.size(), 0);
+  do {
+    std::vector<Value> params = values_at(space, digits);
+    const std::size_t violated = checker.first_violated(params);
+    if (digits == defaults) {
+      default_violation = violated;
+      result.default_index = result.variants.size();
+    }
+    if (violated < space.constraints.size()) {
+      ++result.pruned[violated];
+    } else {
+      std::string name = variant_name(space, params);
+      result.variants.push_back(Variant{std::move(name), std::move(params)});
+    }
+  } while (advance(space, digits));
+
+  if (result.variants.empty()) {
+    const auto most = std::max_element(result.pruned.begin(), result.pruned.end()) - result.pruned.begin();
+    fail_at(space.label, "",
+            "no feasible variant: all " + std::to_string(result.total) + " combinations violate a constraint (most often " +
+                space.constraints[static_cast<std::size_t>(most)].pointer + ")");
+  }
+  if (default_violation < space.constraints.size()) {
+    fail_at(space.label, "/parameters",
+            "the default variant " + variant_name(space, values_at(space, defaults)) + " violates " +
+                describe_constraint(space.constraints[default_violation]));
+  }
+  if (result.variants.size() > static_cast<std::uint64_t>(space.tuning.max_variants)) {
+    fail_at(space.label, "",
+            std::to_string(result.variants.size()) + " feasible variants, more than tuning.max_variants (" +
+                std::to_string(space.tuning.max_variants) + ")");
+  }
+  check_unique_names(space, result.variants);
+  return result;
+}
+
+}  // namespace kiln::gen

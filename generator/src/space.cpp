@@ -1,0 +1,260 @@
+// Loading a space file: the top level, the harness and the parameter half (parameters, derived,
+// constraints), plus tolerance and tuning. The problem half is in space_problems.cpp.
+#include <algorithm>
+#include <limits>
+
+#include "kiln/gen/space_sections.hpp"
+#include "kiln/hash.hpp"
+
+namespace kiln::gen {
+namespace {
+
+constexpr std::int64_t kSpaceVersion = 1;
+
+void check_version(const JsonNode& root) {
+  if (!root.has("kiln_space")) fail_at(root.label(), "/kiln_space", "required key is missing");
+  const JsonNode version = root["kiln_space"];
+  if (!version.is_integer() || version.integer() != kSpaceVersion) {
+    version.fail("unsupported format version " + describe_json(version.json()) + " (this generator reads " +
+                 std::to_string(kSpaceVersion) + ")");
+  }
+}
+
+// A relative path of plain characters: nothing in it can escape the #include's quotes or climb out
+// of the kernel's include directories.
+bool is_safe_include(const std::string& path) {
+  if (path.empty() || path.front() == '/' || path.find("..") != std::string::npos) return false;
+  return std::all_of(path.begin(), path.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '/' || c == '-';
+  });
+}
+
+// `a::b::C`, optionally with a leading `::`; every part an identifier and not a keyword.
+bool is_qualified_name(std::string_view name) {
+  if (name.substr(0, 2) == "::") name.remove_prefix(2);
+  while (true) {
+    const std::size_t sep = name.find("::");
+    const std::string_view part = name.substr(0, sep);
+    if (!is_identifier(part) || is_cpp_keyword(part)) return false;
+    if (sep == std::string_view::npos) return true;
+    name.remove_prefix(sep + 2);
+  }
+}
+
+std::string value_text(const Value& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  return std::get<std::string>(v);
+}
+
+// One element of `values` (or the default): an integer or a plain identifier, nothing else, so
+// that no text from the space file reaches generated code unchecked.
+Value parameter_value(const JsonNode& node) {
+  if (node.is_integer()) return node.integer();
+  if (node.json().is_string() && is_identifier(node.json().get_ref<const std::string&>())) {
+    return node.json().get<std::string>();
+  }
+  node.fail("expected an integer or an identifier, got " + describe_json(node.json()));
+}
+
+void check_same_kind(const JsonNode& node, const Value& value, bool symbolic) {
+  if (std::holds_alternative<std::string>(value) != symbolic) {
+    node.fail(std::string("expected ") + (symbolic ? "an identifier" : "an integer") +
+              " like the first value (a parameter's values are all integers or all identifiers), got " +
+              describe_json(node.json()));
+  }
+}
+
+Parameter load_parameter(const JsonNode& node) {
+  node.require_object({"values", "default"}, {"values"});
+  Parameter p;
+  p.name = node.key();
+  check_name(node, p.name, "parameter");
+  if (has_reserved_prefix(p.name)) node.fail("parameter names may not start with 'kiln' (in any letter case)");
+
+  const std::vector<JsonNode> values = node["values"].elements();
+  if (values.empty()) node["values"].fail("a parameter needs at least one value");
+  for (const JsonNode& element : values) {
+    Value v = parameter_value(element);
+    if (p.values.empty()) p.symbolic = std::holds_alternative<std::string>(v);
+    check_same_kind(element, v, p.symbolic);
+    const auto same = std::find(p.values.begin(), p.values.end(), v);
+    if (same != p.values.end()) {
+      element.fail("duplicate value " + value_text(v) + " (also " + values[same - p.values.begin()].pointer() + ")");
+    }
+    p.values.push_back(std::move(v));
+  }
+
+  if (node.has("default")) {
+    const JsonNode element = node["default"];
+    const Value v = parameter_value(element);
+    check_same_kind(element, v, p.symbolic);
+    const auto it = std::find(p.values.begin(), p.values.end(), v);
+    if (it == p.values.end()) element.fail("default " + value_text(v) + " is not one of the values");
+    p.default_index = static_cast<std::size_t>(it - p.values.begin());
+  }
+
+  p.wide = std::any_of(p.values.begin(), p.values.end(), [](const Value& v) {
+    const auto* i = std::get_if<std::int64_t>(&v);
+    return i != nullptr &&
+           (*i < std::numeric_limits<std::int32_t>::min() || *i > std::numeric_limits<std::int32_t>::max());
+  });
+  return p;
+}
+
+void load_parameters(const JsonNode& node, DeclaredNames& declared, NameTable& visible, Space& space) {
+  const std::vector<JsonNode> members = node.members();
+  if (members.empty()) node.fail("a space needs at least one parameter");
+  for (const JsonNode& member : members) {
+    Parameter p = load_parameter(member);
+    declared.declare(member, p.name, "a parameter");
+    if (p.symbolic) {
+      std::vector<std::string> domain;
+      for (const Value& v : p.values) domain.push_back(std::get<std::string>(v));
+      visible.add_symbol(p.name, std::move(domain));
+    } else {
+      visible.add_integer(p.name);
+    }
+    space.parameters.push_back(std::move(p));
+  }
+}
+
+// Each derived name sees the parameters, the limits and the derived names before it.
+void load_derived(const JsonNode& node, DeclaredNames& declared, NameTable& visible, Space& space) {
+  for (const JsonNode& member : node.members()) {
+    check_name(member, member.key(), "derived");
+    declared.declare(member, member.key(), "a derived name");
+    Expr expr = sections::load_expression(space, member, visible);
+    visible.add_integer(member.key());
+    space.derived.push_back(Derived{member.key(), member.pointer(), std::move(expr)});
+  }
+}
+
+void load_constraints(const JsonNode& node, const NameTable& visible, Space& space) {
+  for (const JsonNode& element : node.elements()) {
+    if (element.json().is_object()) {
+      element.require_object({"expr", "why"}, {"expr"});
+      const JsonNode expr = element["expr"];
+      std::string why = element.has("why") ? element["why"].string() : "";
+      space.constraints.push_back(
+          Constraint{expr.pointer(), sections::load_expression(space, expr, visible), std::move(why)});
+    } else if (element.json().is_string()) {
+      space.constraints.push_back(Constraint{element.pointer(), sections::load_expression(space, element, visible), ""});
+    } else {
+      element.fail("expected an expression string or {\"expr\", \"why\"}, got " + describe_json(element.json()));
+    }
+  }
+}
+
+void load_harness(const JsonNode& node, Space& space) {
+  node.require_object({"include", "workload"}, {"include", "workload"});
+  const JsonNode include = node["include"];
+  space.harness_include = include.string();
+  if (!is_safe_include(space.harness_include)) {
+    include.fail("unsafe include path " + describe_json(include.json()) +
+                 " (a relative path of letters, digits, '_', '.', '/', '-', without '..')");
+  }
+  const JsonNode workload = node["workload"];
+  space.harness_workload = workload.string();
+  if (!is_qualified_name(space.harness_workload)) {
+    workload.fail("expected a qualified C++ class name such as a::b::Workload, got " + describe_json(workload.json()));
+  }
+}
+
+std::string load_description(const JsonNode& node) {
+  const std::string& text = node.string();
+  if (std::any_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; })) {
+    node.fail("the description must be one line without control characters");
+  }
+  return text;
+}
+
+Tolerance load_tolerance(const JsonNode& node) {
+  node.require_object({"fp32", "fp16", "bf16"}, {});
+  Tolerance t;
+  if (node.has("fp32")) t.fp32 = node["fp32"].positive_number();
+  if (node.has("fp16")) t.fp16 = node["fp16"].positive_number();
+  if (node.has("bf16")) t.bf16 = node["bf16"].positive_number();
+  return t;
+}
+
+Tuning load_tuning(const JsonNode& node) {
+  node.require_object({"max_variants", "timeout_s"}, {});
+  Tuning t;
+  if (node.has("max_variants")) t.max_variants = node["max_variants"].positive_integer();
+  if (node.has("timeout_s")) t.timeout_s = node["timeout_s"].positive_integer();
+  return t;
+}
+
+void load_backend(const JsonNode& node, const Target& target, Space& space) {
+  space.backend = node.string();
+  if (space.backend != "cpu" && space.backend != "cuda") {
+    node.fail("expected \"cpu\" or \"cuda\", got " + describe_json(node.json()));
+  }
+  if (space.backend != target.backend) {
+    node.fail("the space is for backend \"" + space.backend + "\" but target " + target.label + " (" + target.name +
+              ") is a \"" + target.backend + "\" device");
+  }
+}
+
+}  // namespace
+
+namespace sections {
+
+Expr load_expression(const Space& space, const JsonNode& node, const NameTable& names) {
+  if (!node.json().is_string()) node.fail("expected an expression string, got " + describe_json(node.json()));
+  try {
+    Expr expr = Expr::parse(node.json().get<std::string>());
+    expr.check(names);
+    return expr;
+  } catch (const ExprError& e) {
+    fail_expr(space, node.pointer(), e);
+  }
+}
+
+}  // namespace sections
+
+void fail_expr(const Space& space, const std::string& pointer, const ExprError& error, const std::string& context) {
+  fail_at(space.label, pointer, context.empty() ? error.what() : std::string(error.what()) + " for " + context);
+}
+
+Space load_space(const std::filesystem::path& file, const Target& target) {
+  const JsonFile json = read_json_file(file);
+  const JsonNode root = JsonNode::root(json);
+  if (!root.json().is_object()) root.fail("expected a space object at the top level, got " + describe_json(json.root));
+  check_version(root);
+  root.require_object({"kiln_space", "kernel", "backend", "description", "harness", "parameters", "derived",
+                       "constraints", "problem", "problems", "checks", "buckets", "tolerance", "tuning"},
+                      {"kernel", "backend", "harness", "parameters", "problem", "problems", "buckets"});
+
+  Space space;
+  space.label = json.label;
+  space.file = file;
+  space.hash = fnv1a64_hex(json.bytes);
+  space.kernel = root["kernel"].identifier();
+  load_backend(root["backend"], target, space);
+  if (root.has("description")) space.description = load_description(root["description"]);
+  load_harness(root["harness"], space);
+
+  DeclaredNames declared;
+  NameTable visible;  // to derived values and constraints
+  for (const auto& [name, value] : target.limits) {
+    declared.declare_external(name, "a limit of target " + target.name + " (" + target.label + ")");
+    visible.add_integer(name);
+  }
+  load_parameters(root["parameters"], declared, visible, space);
+  if (root.has("derived")) load_derived(root["derived"], declared, visible, space);
+  if (root.has("constraints")) load_constraints(root["constraints"], visible, space);
+
+  sections::load_problem(root["problem"], declared, space);
+  space.problems = sections::load_instances(root["problems"], space);
+  if (space.problems.empty()) root["problems"].fail("a space needs at least one problem");
+  if (root.has("checks")) space.checks = sections::load_instances(root["checks"], space);
+  sections::load_buckets(root["buckets"], space);
+  if (root.has("tolerance")) space.tolerance = load_tolerance(root["tolerance"]);
+  if (root.has("tuning")) space.tuning = load_tuning(root["tuning"]);
+  sections::assign_buckets(space);
+  return space;
+}
+
+}  // namespace kiln::gen

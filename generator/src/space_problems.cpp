@@ -1,0 +1,168 @@
+// Loading the problem half of a space file: dims, work terms, problems, checks and buckets.
+#include <algorithm>
+
+#include "kiln/gen/space_sections.hpp"
+
+namespace kiln::gen {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) {
+    if (!out.empty()) out += ", ";
+    out += item;
+  }
+  return out;
+}
+
+Dim load_dim(const JsonNode& node) {
+  Dim dim;
+  dim.name = node.key();
+  check_name(node, dim.name, "dim");
+  const auto& value = node.json();
+  if (value.is_string() && value.get_ref<const std::string&>() == "int") return dim;
+  if (!value.is_array() || value.empty()) {
+    node.fail("expected \"int\" or a non-empty list of identifiers, got " + describe_json(value));
+  }
+  dim.symbolic = true;
+  for (const JsonNode& element : node.elements()) {
+    const std::string& symbol = element.identifier();
+    if (std::find(dim.domain.begin(), dim.domain.end(), symbol) != dim.domain.end()) {
+      element.fail("duplicate value " + symbol);
+    }
+    dim.domain.push_back(symbol);
+  }
+  return dim;
+}
+
+std::vector<std::string> dim_list(const Space& space) {
+  std::vector<std::string> names;
+  for (const Dim& dim : space.dims) names.push_back(dim.name);
+  return names;
+}
+
+ProblemInstance load_instance(const JsonNode& node, const Space& space) {
+  node.require_object();
+  for (const JsonNode& member : node.members()) {
+    const bool known = std::any_of(space.dims.begin(), space.dims.end(),
+                                   [&](const Dim& dim) { return dim.name == member.key(); });
+    if (!known) member.fail("unknown dim (dims: " + join(dim_list(space)) + ")");
+  }
+  ProblemInstance instance;
+  instance.pointer = node.pointer();
+  for (const Dim& dim : space.dims) {
+    if (!node.has(dim.name)) node.fail("missing dim '" + dim.name + "'");
+    const JsonNode value = node[dim.name];
+    if (!dim.symbolic) {
+      instance.values.emplace_back(value.integer());
+      continue;
+    }
+    const auto& json = value.json();
+    if (!json.is_string() ||
+        std::find(dim.domain.begin(), dim.domain.end(), json.get_ref<const std::string&>()) == dim.domain.end()) {
+      value.fail("expected one of " + join(dim.domain) + ", got " + describe_json(json));
+    }
+    instance.values.emplace_back(json.get<std::string>());
+  }
+  return instance;
+}
+
+}  // namespace
+
+NameTable dim_names(const Space& space) {
+  NameTable names;
+  for (const Dim& dim : space.dims) {
+    if (dim.symbolic) {
+      names.add_symbol(dim.name, dim.domain);
+    } else {
+      names.add_integer(dim.name);
+    }
+  }
+  return names;
+}
+
+Environment problem_environment(const Space& space, const ProblemInstance& problem) {
+  Environment env;
+  for (std::size_t i = 0; i < space.dims.size(); ++i) env.set(space.dims[i].name, problem.values[i]);
+  return env;
+}
+
+std::string problem_key(const Space& space, const ProblemInstance& problem) {
+  std::string out;
+  for (std::size_t i = 0; i < space.dims.size(); ++i) {
+    if (!out.empty()) out += ' ';
+    out += space.dims[i].name + "=";
+    const Value& v = problem.values[i];
+    out += std::holds_alternative<std::int64_t>(v) ? std::to_string(std::get<std::int64_t>(v)) : std::get<std::string>(v);
+  }
+  return out;
+}
+
+namespace sections {
+
+void load_problem(const JsonNode& problem, DeclaredNames& names, Space& space) {
+  problem.require_object({"dims", "work"}, {"dims", "work"});
+  for (const JsonNode& member : problem["dims"].members()) {
+    Dim dim = load_dim(member);
+    names.declare(member, dim.name, "a problem dim");
+    space.dims.push_back(std::move(dim));
+  }
+  const NameTable visible = dim_names(space);
+  const JsonNode work = problem["work"];
+  work.require_object({"bytes", "fp32_flops", "tensor_flops", "sfu_ops", "launches"}, {});
+  for (const JsonNode& term : work.members()) {
+    space.work.push_back(WorkTerm{term.key(), term.pointer(), load_expression(space, term, visible)});
+  }
+}
+
+std::vector<ProblemInstance> load_instances(const JsonNode& list, const Space& space) {
+  std::vector<ProblemInstance> out;
+  for (const JsonNode& element : list.elements()) out.push_back(load_instance(element, space));
+  return out;
+}
+
+void load_buckets(const JsonNode& buckets, Space& space) {
+  const NameTable visible = dim_names(space);
+  for (const JsonNode& element : buckets.elements()) {
+    element.require_object({"name", "when"}, {"name", "when"});
+    const JsonNode name = element["name"];
+    const std::string& text = name.identifier();
+    for (const Bucket& other : space.buckets) {
+      if (other.name == text) name.fail("bucket name '" + text + "' is already used");
+    }
+    const JsonNode when = element["when"];
+    space.buckets.push_back(Bucket{text, when.pointer(), load_expression(space, when, visible)});
+  }
+}
+
+void assign_buckets(Space& space) {
+  space.problem_buckets.clear();
+  for (const ProblemInstance& problem : space.problems) {
+    const Environment env = problem_environment(space, problem);
+    const std::string context = problem.pointer + " (" + problem_key(space, problem) + ")";
+    // The tuner evaluates the work terms of every problem; an overflow is reported here instead.
+    for (const WorkTerm& term : space.work) {
+      try {
+        term.expr.evaluate(env);
+      } catch (const ExprError& e) {
+        fail_expr(space, term.pointer, e, context);
+      }
+    }
+    std::size_t found = space.buckets.size();
+    for (std::size_t b = 0; b < space.buckets.size() && found == space.buckets.size(); ++b) {
+      try {
+        if (space.buckets[b].when.evaluate(env) != 0) found = b;
+      } catch (const ExprError& e) {
+        fail_expr(space, space.buckets[b].pointer, e, context);
+      }
+    }
+    if (found == space.buckets.size()) {
+      fail_at(space.label, problem.pointer,
+              "problem " + problem_key(space, problem) + " belongs to no bucket (no bucket's 'when' holds for it)");
+    }
+    space.problem_buckets.push_back(found);
+  }
+}
+
+}  // namespace sections
+}  // namespace kiln::gen
