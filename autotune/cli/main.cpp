@@ -1,0 +1,24 @@
+// kiln: build-time autotuning for CUDA and CPU kernels. The build calls it (generate, guard,
+// tune, header); people call it too (log, attempt, link, report, verify, replay).
+#include <iostream>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln: build-time autotuning for CUDA and CPU kernels"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", KILN_VERSION);
+  int exit_code = 0;
+  kiln::cli::add_build_commands(app, exit_code);
+  kiln::cli::add_tuning_commands(app, exit_code);
+  kiln::cli::add_worklog_commands(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "kiln: error: " << e.what() << "\n";
+    return 1;
+  }
+  return exit_code;
+}

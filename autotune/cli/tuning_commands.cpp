@@ -1,0 +1,166 @@
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "evaluate.hpp"
+#include "kiln/worklog/worklog.hpp"
+#include "manifest.hpp"
+#include "search.hpp"
+#include "tune.hpp"
+#include "verify.hpp"
+
+namespace kiln::cli {
+namespace {
+
+struct ReplayArgs {
+  std::string worklog, manifest, strategy = "anneal";
+  std::size_t budget = 0;
+  std::uint64_t seed = 1;
+};
+
+// Scores of every variant the worklog measured for the kernel in its most recent context.
+std::map<std::size_t, std::optional<double>> recorded_scores(const worklog::Worklog& log, const tuner::Manifest& m) {
+  std::string context;
+  for (const auto& s : log.sessions()) {
+    if (s.kernel == m.kernel) context = s.context_key;
+  }
+  if (context.empty()) throw std::runtime_error("the worklog has no tuning session of kernel " + m.kernel);
+  std::map<std::string, std::map<std::string, double>> bench;
+  std::map<std::string, bool> failed;
+  for (const auto& meas : log.measurements(context, m.kernel)) {
+    if (meas.status == worklog::MeasurementStatus::failed) failed[meas.key.variant] = true;
+    if (meas.key.phase == worklog::Phase::bench && meas.status == worklog::MeasurementStatus::ok) {
+      bench[meas.key.variant][meas.key.problem_key] = nlohmann::json::parse(meas.result).at("median_s").get<double>();
+    }
+  }
+  for (const auto& f : log.variant_failures(context, m.kernel)) failed[f.key.variant] = true;
+  std::map<std::size_t, std::optional<double>> scores;
+  for (std::size_t i = 0; i < m.variants.size(); ++i) {
+    const std::string& name = m.variants[i].name;
+    if (failed.count(name)) {
+      scores[i] = std::nullopt;
+      continue;
+    }
+    auto it = bench.find(name);
+    if (it == bench.end()) continue;
+    std::vector<double> times;
+    for (const auto& p : m.problems) {
+      auto t = it->second.find(p.key());
+      if (t != it->second.end()) times.push_back(t->second);
+    }
+    if (times.size() == m.problems.size()) scores[i] = tuner::geomean(times);
+  }
+  return scores;
+}
+
+int replay(const ReplayArgs& a) {
+  try {
+    tuner::Manifest m = tuner::load_manifest(a.manifest);
+    auto log = worklog::Worklog::open(a.worklog, worklog::OpenMode::existing);
+    auto scores = recorded_scores(log, m);
+    if (scores.size() != m.variants.size()) {
+      throw std::runtime_error("the worklog holds results for " + std::to_string(scores.size()) + " of " +
+                               std::to_string(m.variants.size()) + " variants; replay needs an exhaustive tuning first");
+    }
+    auto recorded = [&](std::size_t v) { return scores.at(v); };
+    tuner::SearchSpace space = tuner::SearchSpace::from(m);
+    auto exhaustive = tuner::make_exhaustive(space);
+    auto reference = tuner::replay(*exhaustive, recorded);
+    auto searcher = tuner::make_searcher(a.strategy, space, a.budget, a.seed);
+    auto result = tuner::replay(*searcher, recorded);
+    std::cout << "kiln: replayed " << searcher->name() << " (seed " << a.seed << ") on " << m.kernel << ": "
+              << result.evaluations.size() << " of " << m.variants.size() << " variants measured\n";
+    if (!reference.best || !result.best) {
+      std::cout << "  no variant passed\n";
+      return 1;
+    }
+    double best = *scores.at(*reference.best), found = *scores.at(*result.best);
+    std::cout << "  best of the space: " << m.variants[*reference.best].name << " " << best * 1e6 << " us\n"
+              << "  found:             " << m.variants[*result.best].name << " " << found * 1e6 << " us ("
+              << (found / best - 1) * 100 << "% slower)\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "kiln: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+void add_tuning_commands(CLI::App& app, int& exit_code) {
+  auto t = std::make_shared<tuner::TuneOptions>();
+  auto paths = std::make_shared<std::map<std::string, std::string>>();
+  auto copies = std::make_shared<std::vector<std::string>>();
+  auto sources = std::make_shared<std::vector<std::string>>();
+  auto flags = std::make_shared<std::string>();
+  auto timeout = std::make_shared<double>(0);
+  auto no_progress = std::make_shared<bool>(false);
+  auto* tune = app.add_subcommand("tune", "Validate and time a kernel's variants; write its record and dispatch header");
+  tune->add_option("--manifest", (*paths)["manifest"], "manifest.json from kiln generate")->required()->check(CLI::ExistingFile);
+  tune->add_option("--variants-dir", (*paths)["variants"], "directory of the variant executables")->required();
+  tune->add_option("--build-records", (*paths)["builds"], "directory of the compile guard's records")->required();
+  tune->add_option("--worklog", (*paths)["worklog"], "worklog (SQLite), created when missing")->required();
+  tune->add_option("--device", (*paths)["device"], "device file (presets/devices/*.json)")->required()->check(CLI::ExistingFile);
+  tune->add_option("--probe", (*paths)["probe"], "kiln_probe_cuda or kiln_probe_cpu")->required()->check(CLI::ExistingFile);
+  tune->add_option("--record-out", (*paths)["record"], "tuning record to write")->required();
+  tune->add_option("--header-out", (*paths)["header"], "dispatch header to write")->required();
+  tune->add_option("--record-copy", *copies, "also write the record here (e.g. the committed records)");
+  tune->add_option("--source", *sources, "kernel source whose content keys the measurement cache")->check(CLI::ExistingFile);
+  tune->add_option("--flags-file", *flags, "file describing compiler and flags")->check(CLI::ExistingFile);
+  tune->add_option("--strategy", t->strategy, "exhaustive or anneal")->check(CLI::IsMember({"exhaustive", "anneal"}));
+  tune->add_option("--budget", t->budget, "anneal: distinct variants to measure (default: a third)");
+  tune->add_option("--seed", t->seed, "random seed (default: from the clock)");
+  tune->add_option("--repetitions", t->repetitions, "timed repetitions per problem (median)")->check(CLI::Range(1, 1000));
+  tune->add_option("--checks", t->checks_per_problem, "validations per problem, each on fresh inputs")->check(CLI::Range(1, 100));
+  tune->add_option("--timeout", *timeout, "seconds a variant may stay silent (default: the space's tuning.timeout_s)");
+  tune->add_flag("--no-progress", *no_progress, "no progress line");
+  tune->callback([=, &exit_code] {
+    t->manifest = (*paths)["manifest"];
+    t->variants_dir = (*paths)["variants"];
+    t->build_records_dir = (*paths)["builds"];
+    t->worklog = (*paths)["worklog"];
+    t->device_spec = (*paths)["device"];
+    t->probe = (*paths)["probe"];
+    t->record_out = (*paths)["record"];
+    t->header_out = (*paths)["header"];
+    for (const auto& c : *copies) t->record_copies.emplace_back(c);
+    for (const auto& s : *sources) t->sources.emplace_back(s);
+    if (!flags->empty()) t->flags_file = *flags;
+    if (*timeout > 0) t->timeout_s = *timeout;
+    t->progress = !*no_progress;
+    exit_code = tuner::tune(*t, std::cout, std::cerr);
+  });
+
+  auto v = std::make_shared<tuner::VerifyOptions>();
+  auto vpaths = std::make_shared<std::map<std::string, std::string>>();
+  auto* verify = app.add_subcommand("verify", "Re-measure a record's winners and contenders; does the ranking hold?");
+  verify->add_option("--manifest", (*vpaths)["manifest"])->required()->check(CLI::ExistingFile);
+  verify->add_option("--record", (*vpaths)["record"])->required()->check(CLI::ExistingFile);
+  verify->add_option("--variants-dir", (*vpaths)["variants"])->required();
+  verify->add_option("--device", (*vpaths)["device"])->required()->check(CLI::ExistingFile);
+  verify->add_option("--probe", (*vpaths)["probe"])->required()->check(CLI::ExistingFile);
+  verify->add_option("--repetitions", v->repetitions)->check(CLI::Range(1, 1000));
+  verify->callback([=, &exit_code] {
+    v->manifest = (*vpaths)["manifest"];
+    v->record = (*vpaths)["record"];
+    v->variants_dir = (*vpaths)["variants"];
+    v->device_spec = (*vpaths)["device"];
+    v->probe = (*vpaths)["probe"];
+    v->scratch_dir = std::filesystem::temp_directory_path() / "kiln-verify";
+    exit_code = tuner::verify(*v, std::cout, std::cerr);
+  });
+
+  auto r = std::make_shared<ReplayArgs>();
+  auto* rep = app.add_subcommand("replay", "Run a search strategy offline against the worklog's recorded results");
+  rep->add_option("--worklog", r->worklog)->required()->check(CLI::ExistingFile);
+  rep->add_option("--manifest", r->manifest)->required()->check(CLI::ExistingFile);
+  rep->add_option("--strategy", r->strategy)->check(CLI::IsMember({"exhaustive", "anneal"}));
+  rep->add_option("--budget", r->budget);
+  rep->add_option("--seed", r->seed);
+  rep->callback([r, &exit_code] { exit_code = replay(*r); });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,218 @@
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "kiln/worklog/markdown.hpp"
+#include "kiln/worklog/worklog.hpp"
+#include "record.hpp"
+#include "report.hpp"
+
+namespace kiln::cli {
+namespace {
+
+using namespace kiln::worklog;
+
+struct LogArgs {
+  std::string worklog, kernel, verdict, tag, author, search;
+  std::int64_t session = 0;
+  bool json = false;
+};
+
+struct AttemptArgs {
+  std::string worklog, kernel, variant, problem, hypothesis, change, unit = "s", verdict, failure_kind, explanation,
+      unlocks, blocks, tags;
+  std::optional<double> baseline, result, floor;
+};
+
+struct LinkArgs {
+  std::string worklog, kind, note;
+  std::int64_t from = 0, to = 0;
+};
+
+struct ReportArgs {
+  std::string worklog, kernel;
+  std::vector<std::string> records;
+  std::int64_t session = 0;
+};
+
+std::string number(const std::optional<double>& v, const std::string& unit) {
+  if (!v) return "-";
+  char buf[48];
+  if (unit == "s") {
+    std::snprintf(buf, sizeof buf, "%.2f us", *v * 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4g %s", *v, unit.c_str());
+  }
+  return buf;
+}
+
+nlohmann::ordered_json to_json(const Attempt& a) {
+  auto opt = [](const auto& o) -> nlohmann::ordered_json { return o ? nlohmann::ordered_json(*o) : nullptr; };
+  return {{"id", a.id},
+          {"session", opt(a.session_id)},
+          {"kernel", a.kernel},
+          {"variant", opt(a.variant)},
+          {"problem", opt(a.problem)},
+          {"author", std::string(to_string(a.author))},
+          {"hypothesis", a.hypothesis},
+          {"change", a.change},
+          {"baseline", opt(a.baseline)},
+          {"result", opt(a.result)},
+          {"unit", a.unit},
+          {"delta_pct", opt(a.delta_pct)},
+          {"verdict", std::string(to_string(a.verdict))},
+          {"failure_kind", a.failure_kind ? nlohmann::ordered_json(std::string(to_string(*a.failure_kind))) : nullptr},
+          {"explanation", a.explanation},
+          {"unlocks", a.unlocks},
+          {"blocks", a.blocks},
+          {"tags", a.tags},
+          {"floor", opt(a.floor)},
+          {"created_at", a.created_at}};
+}
+
+int log_command(const LogArgs& a) {
+  auto log = Worklog::open(a.worklog, OpenMode::existing);
+  AttemptFilter f;
+  if (!a.kernel.empty()) f.kernel = a.kernel;
+  if (!a.verdict.empty()) f.verdict = parse_verdict(a.verdict);
+  if (!a.tag.empty()) f.tag = a.tag;
+  if (!a.author.empty()) f.author = parse_author(a.author);
+  if (!a.search.empty()) f.text = a.search;
+  if (a.session > 0) f.session_id = a.session;
+  auto attempts = log.attempts(f);
+  if (a.json) {
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (const auto& at : attempts) all.push_back(to_json(at));
+    std::cout << all.dump(2) << "\n";
+    return 0;
+  }
+  for (const auto& at : attempts) {
+    char delta[32] = "";
+    if (at.delta_pct) std::snprintf(delta, sizeof delta, " (%+.1f%%)", *at.delta_pct);
+    std::cout << "#" << at.id << " " << to_string(at.verdict);
+    if (at.failure_kind) std::cout << "/" << to_string(*at.failure_kind);
+    std::cout << "  " << at.kernel << "  " << at.variant.value_or("-") << "  " << number(at.result, at.unit) << delta
+              << "\n    change: " << at.change << "\n    " << at.explanation << "\n";
+    for (const auto& link : log.links_of(at.id)) {
+      std::cout << "    link: #" << link.from_attempt << " " << to_string(link.kind) << " #" << link.to_attempt
+                << (link.note.empty() ? "" : " (" + link.note + ")") << "\n";
+    }
+  }
+  std::cout << attempts.size() << " attempt" << (attempts.size() == 1 ? "" : "s") << "\n";
+  return 0;
+}
+
+int attempt_command(const AttemptArgs& a) {
+  auto log = Worklog::open(a.worklog);
+  Attempt at;
+  at.kernel = a.kernel;
+  if (!a.variant.empty()) at.variant = a.variant;
+  if (!a.problem.empty()) at.problem = a.problem;
+  at.author = Author::person;
+  at.hypothesis = a.hypothesis;
+  at.change = a.change;
+  at.baseline = a.baseline;
+  at.result = a.result;
+  at.unit = a.unit;
+  at.verdict = parse_verdict(a.verdict);
+  if (!a.failure_kind.empty()) at.failure_kind = parse_failure_kind(a.failure_kind);
+  at.explanation = a.explanation;
+  at.unlocks = a.unlocks;
+  at.blocks = a.blocks;
+  at.tags = normalise_tags(a.tags);
+  at.floor = a.floor;
+  std::cout << log.add_attempt(at) << "\n";
+  return 0;
+}
+
+int link_command(const LinkArgs& a) {
+  auto log = Worklog::open(a.worklog, OpenMode::existing);
+  std::cout << log.add_link(a.from, a.to, parse_link_kind(a.kind), a.note) << "\n";
+  return 0;
+}
+
+int report_command(const ReportArgs& a) {
+  for (const auto& r : a.records) std::cout << tuner::record_markdown(tuner::load_record(r)) << "\n";
+  if (a.worklog.empty()) return a.records.empty() ? 1 : 0;
+  auto log = Worklog::open(a.worklog, OpenMode::existing);
+  std::int64_t session = a.session;
+  if (session == 0) {
+    for (const auto& s : log.sessions()) {
+      if (a.kernel.empty() || s.kernel == a.kernel) session = s.id;
+    }
+  }
+  if (session == 0) throw kiln::Error(a.worklog + ": no tuning session" + (a.kernel.empty() ? "" : " of kernel " + a.kernel));
+  std::cout << session_markdown(log, session);
+  return 0;
+}
+
+template <class F>
+int guarded(F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    std::cerr << "kiln: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+void add_worklog_commands(CLI::App& app, int& exit_code) {
+  auto l = std::make_shared<LogArgs>();
+  auto* log = app.add_subcommand("log", "List attempts, filtered by kernel, verdict, tag, author, session or text");
+  log->add_option("--worklog", l->worklog)->required()->check(CLI::ExistingFile);
+  log->add_option("--kernel", l->kernel);
+  log->add_option("--verdict", l->verdict, "keep, revert, invalid or failed");
+  log->add_option("--tag", l->tag);
+  log->add_option("--author", l->author, "kiln or person");
+  log->add_option("--session", l->session);
+  log->add_option("--search", l->search, "full-text query over hypothesis, change, explanation, tags, variant");
+  log->add_flag("--json", l->json, "print JSON");
+  log->callback([l, &exit_code] { exit_code = guarded([&] { return log_command(*l); }); });
+
+  auto at = std::make_shared<AttemptArgs>();
+  auto* attempt = app.add_subcommand("attempt", "Record an attempt of your own");
+  attempt->add_option("--worklog", at->worklog)->required();
+  attempt->add_option("--kernel", at->kernel)->required();
+  attempt->add_option("--hypothesis", at->hypothesis, "why it should help")->required();
+  attempt->add_option("--change", at->change, "what was changed")->required();
+  attempt->add_option("--verdict", at->verdict, "keep, revert, invalid or failed")->required();
+  attempt->add_option("--variant", at->variant);
+  attempt->add_option("--problem", at->problem);
+  attempt->add_option("--baseline", at->baseline);
+  attempt->add_option("--result", at->result);
+  attempt->add_option("--unit", at->unit, "s (default) or the name of a score");
+  attempt->add_option("--failure-kind", at->failure_kind, "constraint, compile, crash, timeout, runtime, correctness");
+  attempt->add_option("--explanation", at->explanation);
+  attempt->add_option("--unlocks", at->unlocks);
+  attempt->add_option("--blocks", at->blocks);
+  attempt->add_option("--tags", at->tags, "comma-separated");
+  attempt->add_option("--floor", at->floor, "the physical floor, in the same unit");
+  attempt->callback([at, &exit_code] { exit_code = guarded([&] { return attempt_command(*at); }); });
+
+  auto li = std::make_shared<LinkArgs>();
+  auto* link = app.add_subcommand("link", "Link two attempts");
+  link->add_option("--worklog", li->worklog)->required()->check(CLI::ExistingFile);
+  link->add_option("--from", li->from)->required();
+  link->add_option("--to", li->to)->required();
+  link->add_option("--kind", li->kind, "enables, blocks, similar, contradicts, supports, refines")->required();
+  link->add_option("--note", li->note);
+  link->callback([li, &exit_code] { exit_code = guarded([&] { return link_command(*li); }); });
+
+  auto re = std::make_shared<ReportArgs>();
+  auto* report = app.add_subcommand("report", "Markdown: tuning records (winner, floor, ratio) and a session's journey");
+  report->add_option("--worklog", re->worklog)->check(CLI::ExistingFile);
+  report->add_option("--session", re->session, "session id (default: the latest)");
+  report->add_option("--kernel", re->kernel, "the latest session of this kernel");
+  report->add_option("--record", re->records, "tuning record(s) to tabulate")->check(CLI::ExistingFile);
+  report->callback([re, &exit_code] { exit_code = guarded([&] { return report_command(*re); }); });
+}
+
+}  // namespace kiln::cli

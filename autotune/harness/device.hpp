@@ -1,0 +1,40 @@
+// What the variant harness needs from a backend: a stream to launch on, synchronisation that
+// turns device faults into kiln::RuntimeError, and a timer for a batch of launches.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kiln::harness {
+
+// A batch of launches prepared once and timed many times (a CUDA graph on the GPU).
+class Batch {
+ public:
+  virtual ~Batch() = default;
+  // Runs every launch of the batch once and returns the elapsed seconds for the whole batch.
+  virtual double run_seconds() = 0;
+  // How the batch is timed, for the record: "cuda-graph", "cuda-events", "steady-clock".
+  virtual const char* method() const = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual nlohmann::json describe() const = 0;
+  virtual void* stream() = 0;
+  // Waits for all work; throws kiln::RuntimeError if the device reported a fault.
+  virtual void synchronize() = 0;
+  // Throws kiln::RuntimeError if the last launch failed to start.
+  virtual void check_launch() = 0;
+  // Last-level cache size, to decide how many input sets to rotate through.
+  virtual std::size_t cache_bytes() const = 0;
+  // Seconds a batch should last for its timing to dwarf the timer's own cost.
+  virtual double batch_target_seconds() const = 0;
+  virtual std::unique_ptr<Batch> prepare_batch(const std::function<void(int)>& launch, int count) = 0;
+};
+
+std::unique_ptr<Device> make_device();
+
+}  // namespace kiln::harness

@@ -1,0 +1,97 @@
+// kiln_probe_cpu: describes the host CPU and measures the two ceilings the CPU floors use, with
+// every core busy as the kernels' OpenMP loops are: copy bandwidth (bytes read + written) over
+// arrays far larger than the last-level cache, and FP32 FMA throughput.
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "host_cpu.hpp"
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double copy_bandwidth(std::size_t llc) {
+  std::size_t bytes = std::max<std::size_t>(8 * llc, std::size_t{256} << 20);
+  std::size_t n = bytes / sizeof(float);
+  std::vector<float> a(n), b(n);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<float>(i % 1024);
+  std::vector<double> times;
+  for (int rep = 0; rep < 7; ++rep) {
+    auto t0 = std::chrono::steady_clock::now();
+#pragma omp parallel
+    {
+      int t = omp_get_thread_num();
+      int nt = omp_get_num_threads();
+      std::size_t chunk = (n + nt - 1) / nt;
+      std::size_t begin = std::min(n, chunk * t);
+      std::size_t end = std::min(n, begin + chunk);
+      std::memcpy(b.data() + begin, a.data() + begin, (end - begin) * sizeof(float));
+    }
+    times.push_back(seconds_since(t0));
+  }
+  if (b[n / 2] != a[n / 2]) std::fprintf(stderr, "copy check failed\n");
+  return 2.0 * static_cast<double>(n * sizeof(float)) / median(times);
+}
+
+typedef float vec16 __attribute__((vector_size(64)));
+
+double fp32_rate() {
+  constexpr int kChains = 12;
+  constexpr long kIters = 1L << 22;
+  std::vector<double> times;
+  float sink = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    auto t0 = std::chrono::steady_clock::now();
+#pragma omp parallel reduction(+ : sink)
+    {
+      vec16 acc[kChains];
+      vec16 mul, add;
+      for (int l = 0; l < 16; ++l) {
+        mul[l] = 0.9999f;
+        add[l] = 1e-3f * static_cast<float>(omp_get_thread_num() + 1);
+      }
+      for (int c = 0; c < kChains; ++c) acc[c] = add * static_cast<float>(c + 1);
+      for (long i = 0; i < kIters; ++i) {
+#pragma GCC unroll 12
+        for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * mul + add;
+      }
+      for (int c = 0; c < kChains; ++c) sink += acc[c][0];
+    }
+    times.push_back(seconds_since(t0));
+  }
+  if (sink == 42.0f) std::fprintf(stderr, "unlikely\n");
+  double flops = 2.0 * 16 * kChains * static_cast<double>(kIters) * omp_get_max_threads();
+  return flops / median(times);
+}
+
+}  // namespace
+
+int main() {
+  std::size_t llc = kiln::harness::last_level_cache_bytes();
+  nlohmann::ordered_json j = {
+      {"backend", "cpu"},
+      {"name", kiln::harness::cpu_model_name()},
+      {"threads", omp_get_max_threads()},
+      {"cache_bytes", llc},
+      {"measured",
+       {{"dram_bytes_per_s", copy_bandwidth(llc)}, {"fp32_flops_per_s", fp32_rate()}}}};
+  std::printf("%s\n", j.dump().c_str());
+  return 0;
+}

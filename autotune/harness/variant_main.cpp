@@ -1,0 +1,290 @@
+// main() of every variant executable.
+//
+//   <variant> info               one JSON object: kernel, variant, backend, parameters
+//   <variant> run --plan FILE    validates then times the plan's problems; one JSON line per event
+//
+// Events go to the original standard output; anything the kernel's code prints is redirected to
+// standard error so it cannot corrupt the protocol. Exit codes: 0 all passed and timed,
+// 1 a check failed (nothing is timed: a wrong variant never wins), 2 bad usage,
+// 3 the device reported an error, 4 the variant's source did not compile.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
+
+#include "device.hpp"
+#include "kiln/variant.hpp"
+#include "plan.hpp"
+
+// Linked when the generated source compiled to nothing (the compile guard's fallback).
+__attribute__((weak)) const kiln::VariantEntry* kiln_variant_entry() { return nullptr; }
+
+namespace kiln::harness {
+namespace {
+
+FILE* protocol = stdout;
+
+void emit(const nlohmann::ordered_json& event) {
+  std::string line = event.dump();
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), protocol);
+  std::fflush(protocol);
+}
+
+// Keeps the protocol stream for events and sends fd 1 to stderr for everything else.
+void isolate_protocol_stream() {
+  int fd = dup(STDOUT_FILENO);
+  if (fd >= 0) {
+    FILE* f = fdopen(fd, "w");
+    if (f != nullptr) {
+      protocol = f;
+      std::fflush(stdout);
+      dup2(STDERR_FILENO, STDOUT_FILENO);
+    }
+  }
+}
+
+std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
+  std::uint64_t z = seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+nlohmann::ordered_json problem_json(const Problem& p) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : p.dims()) {
+    if (const auto* i = std::get_if<std::int64_t>(&value)) {
+      j[name] = *i;
+    } else {
+      j[name] = std::get<std::string>(value);
+    }
+  }
+  return j;
+}
+
+// Fresh inputs, poisoned outputs, one run, full check. Returns whether every output passed.
+bool check_problem(const VariantEntry& entry, Device& device, const Plan& plan, const Problem& problem,
+                   std::size_t index) {
+  bool all_passed = true;
+  for (int k = 0; k < plan.checks_per_problem; ++k) {
+    std::uint64_t seed = mix(plan.seed, index, static_cast<std::uint64_t>(k));
+    auto workload = entry.make(problem, seed);
+    workload->poison();
+    device.synchronize();
+    entry.run(*workload, device.stream());
+    device.check_launch();
+    device.synchronize();
+    std::vector<CheckResult> results = workload->check();
+    if (results.empty()) throw Error("the workload's check() compared no output");
+
+    nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+    std::string reason;
+    for (const auto& r : results) {
+      double tol = tolerance_for(plan, r.dtype);
+      bool passed = r.unwritten == 0 && r.non_finite == 0 && r.compared > 0 && std::isfinite(r.rel_l2) &&
+                    r.rel_l2 <= tol;
+      if (!passed && reason.empty()) {
+        if (r.unwritten > 0) {
+          reason = std::to_string(r.unwritten) + " of " + std::to_string(r.elements) + " elements of '" +
+                   r.output + "' were never written";
+        } else if (r.non_finite > 0) {
+          reason = std::to_string(r.non_finite) + " elements of '" + r.output + "' are NaN or infinite";
+        } else if (r.compared == 0) {
+          reason = "no element of '" + r.output + "' was compared with the reference";
+        } else {
+          char buf[160];
+          std::snprintf(buf, sizeof buf, "relative L2 error of '%s' is %.3g, above the %s tolerance %.3g",
+                        r.output.c_str(), r.rel_l2, r.dtype.c_str(), tol);
+          reason = buf;
+        }
+      }
+      all_passed = all_passed && passed;
+      outputs.push_back({{"output", r.output},
+                         {"dtype", r.dtype},
+                         {"elements", r.elements},
+                         {"compared", r.compared},
+                         {"unwritten", r.unwritten},
+                         {"non_finite", r.non_finite},
+                         {"rel_l2", std::isfinite(r.rel_l2) ? nlohmann::ordered_json(r.rel_l2) : nullptr},
+                         {"max_abs_err", std::isfinite(r.max_abs_err) ? nlohmann::ordered_json(r.max_abs_err) : nullptr},
+                         {"tolerance", tol},
+                         {"passed", passed}});
+    }
+    nlohmann::ordered_json event = {{"event", "check"},     {"index", index},  {"problem", problem_json(problem)},
+                                    {"key", problem.key()}, {"seed", seed},    {"passed", reason.empty()},
+                                    {"outputs", outputs}};
+    if (!reason.empty()) event["reason"] = reason;
+    emit(event);
+    if (!reason.empty()) return false;
+  }
+  return all_passed;
+}
+
+// Collects each repetition's seconds per launch from Google Benchmark.
+class CollectingReporter final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs) {
+      if (run.run_type != Run::RT_Iteration || run.iterations <= 0) continue;
+      seconds.push_back(run.real_accumulated_time / static_cast<double>(run.iterations));
+    }
+  }
+  std::vector<double> seconds;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, const Problem& problem,
+                   std::size_t index) {
+  // Rotate through enough input sets that together they exceed twice the last-level cache, so
+  // each launch reads its inputs from memory as it would in a real program.
+  std::vector<std::unique_ptr<Workload>> workloads;
+  workloads.push_back(entry.make(problem, mix(plan.seed, 1000 + index, 0)));
+  std::size_t footprint = std::max<std::size_t>(workloads[0]->footprint_bytes(), 1);
+  std::size_t wanted = (2 * device.cache_bytes() + footprint - 1) / footprint;
+  std::size_t affordable = std::max<std::size_t>(plan.max_rotation_bytes / footprint, 1);
+  std::size_t rotation = std::clamp<std::size_t>(std::min(wanted, affordable), 1, 256);
+  for (std::size_t k = 1; k < rotation; ++k) workloads.push_back(entry.make(problem, mix(plan.seed, 1000 + index, k)));
+
+  auto launch = [&](int i) { entry.run(*workloads[static_cast<std::size_t>(i) % rotation], device.stream()); };
+
+  // Warm-up: load the module, touch every input set, surface launch failures before timing.
+  for (std::size_t k = 0; k < rotation; ++k) {
+    launch(static_cast<int>(k));
+    device.check_launch();
+  }
+  device.synchronize();
+  double single = 1e300;
+  {
+    auto one = device.prepare_batch(launch, 1);
+    for (int k = 0; k < 3; ++k) single = std::min(single, one->run_seconds());
+  }
+  single = std::max(single, 1e-7);
+  int count = static_cast<int>(std::clamp(std::ceil(device.batch_target_seconds() / single), 1.0, 10000.0));
+  auto batch = device.prepare_batch(launch, count);
+  double batch_seconds = batch->run_seconds();
+  device.synchronize();
+  auto iterations = static_cast<benchmark::IterationCount>(
+      std::clamp(std::ceil(plan.repetition_seconds / std::max(batch_seconds, 1e-9)), 1.0, 100000.0));
+
+  std::string failure;
+  benchmark::RegisterBenchmark(problem.key().c_str(),
+                               [&](benchmark::State& state) {
+                                 for (auto _ : state) {
+                                   try {
+                                     state.SetIterationTime(batch->run_seconds() / count);
+                                   } catch (const std::exception& e) {
+                                     failure = e.what();
+                                     state.SkipWithError("device error");
+                                     break;
+                                   }
+                                 }
+                               })
+      ->UseManualTime()
+      ->Iterations(iterations)
+      ->Repetitions(plan.repetitions)
+      ->Unit(benchmark::kMicrosecond);
+  CollectingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+  if (!failure.empty()) throw RuntimeError(failure);
+  device.synchronize();
+  if (reporter.seconds.empty()) throw RuntimeError("Google Benchmark reported no repetition");
+
+  const auto& s = reporter.seconds;
+  double mean = 0;
+  for (double x : s) mean += x;
+  mean /= static_cast<double>(s.size());
+  double var = 0;
+  for (double x : s) var += (x - mean) * (x - mean);
+  double stddev = s.size() > 1 ? std::sqrt(var / static_cast<double>(s.size() - 1)) : 0.0;
+  emit({{"event", "bench"},
+        {"index", index},
+        {"problem", problem_json(problem)},
+        {"key", problem.key()},
+        {"median_s", median(s)},
+        {"mean_s", mean},
+        {"min_s", *std::min_element(s.begin(), s.end())},
+        {"stddev_s", stddev},
+        {"repetitions", s.size()},
+        {"iterations", iterations},
+        {"batch", count},
+        {"rotation", rotation},
+        {"method", batch->method()}});
+}
+
+const char* backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
+
+int usage(const char* argv0) {
+  std::fprintf(stderr, "usage: %s info | run --plan FILE\n", argv0);
+  return 2;
+}
+
+int run(int argc, char** argv) {
+  const VariantEntry* entry = kiln_variant_entry();
+  if (argc < 2) return usage(argv[0]);
+  std::string command = argv[1];
+  if (entry == nullptr) {
+    emit({{"event", "error"},
+          {"kind", "compile"},
+          {"message", "this variant's source did not compile; its build record has the compiler's output"}});
+    return 4;
+  }
+  if (command == "info") {
+    emit({{"kernel", entry->kernel},
+          {"variant", entry->name},
+          {"backend", backend_name(entry->backend)},
+          {"params", nlohmann::ordered_json::parse(entry->params_json)}});
+    return 0;
+  }
+  if (command != "run" || argc != 4 || std::strcmp(argv[2], "--plan") != 0) return usage(argv[0]);
+
+  Plan plan;
+  try {
+    plan = load_plan(argv[3]);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+  std::string stage = "device setup";
+  std::size_t index = 0;
+  try {
+    auto device = make_device();
+    emit({{"event", "start"}, {"kernel", entry->kernel}, {"variant", entry->name}, {"device", device->describe()}});
+    stage = "check";
+    for (index = 0; index < plan.check.size(); ++index) {
+      if (!check_problem(*entry, *device, plan, plan.check[index], index)) return 1;
+    }
+    stage = "bench";
+    for (index = 0; index < plan.bench.size(); ++index) bench_problem(*entry, *device, plan, plan.bench[index], index);
+  } catch (const std::exception& e) {
+    nlohmann::ordered_json event = {{"event", "error"}, {"kind", "runtime"}, {"stage", stage}, {"message", e.what()}};
+    if (stage != "device setup") event["index"] = index;
+    emit(event);
+    return 3;
+  }
+  emit({{"event", "done"}});
+  return 0;
+}
+
+}  // namespace
+}  // namespace kiln::harness
+
+int main(int argc, char** argv) {
+  kiln::harness::isolate_protocol_stream();
+  return kiln::harness::run(argc, argv);
+}

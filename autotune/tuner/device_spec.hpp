@@ -1,0 +1,61 @@
+// Device files (presets/devices/*.json) and what the probe measured on the machine at hand.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kiln::tuner {
+
+// Work kinds a space can declare and the rate each one is divided by.
+struct Resource {
+  const char* work;  // key in the space's problem.work
+  const char* rate;  // key in a device file's rates
+  const char* label; // how reports name the bound
+};
+inline constexpr Resource kResources[] = {
+    {"bytes", "dram_bytes_per_s", "memory bandwidth"},
+    {"tensor_flops", "tensor_flops_per_s", "tensor cores"},
+    {"fp32_flops", "fp32_flops_per_s", "FP32"},
+    {"sfu_ops", "sfu_ops_per_s", "special functions"},
+    {"launches", "launch_s", "launch latency"},
+};
+
+struct DeviceSpec {
+  std::filesystem::path file;
+  std::string name;         // preset name: "h100", "l4", "cpu"...
+  std::string description;
+  std::string backend;      // "cuda" or "cpu"
+  std::vector<std::string> match_names;    // a probed name must contain one of these
+  std::string match_compute_capability;    // and have this compute capability, when set
+  std::map<std::string, double> rates;     // from the file; launch_s is seconds per launch
+};
+
+DeviceSpec load_device_spec(const std::filesystem::path& file);
+
+struct Probe {
+  nlohmann::ordered_json raw;
+  std::string backend;
+  std::string name;
+  std::string compute_capability;  // empty on the CPU
+  std::string driver;              // NVIDIA driver version, empty on the CPU
+  std::string cuda_runtime;
+  std::map<std::string, double> measured;  // rates measured at start
+};
+
+// Runs the probe executable (kiln_probe_cuda or kiln_probe_cpu) and parses what it prints.
+Probe run_probe(const std::filesystem::path& probe_executable);
+
+// Why this machine must not be tuned with this device file, or nothing when it matches.
+std::optional<std::string> mismatch(const DeviceSpec& spec, const Probe& probe);
+
+// Rates the floors use: measured ones where the probe has them, the device file's otherwise.
+std::map<std::string, double> effective_rates(const DeviceSpec& spec, const Probe& probe);
+
+// A file-system-safe name for a device, e.g. "NVIDIA H200" -> "nvidia-h200".
+std::string device_slug(const std::string& name);
+
+}  // namespace kiln::tuner

@@ -1,0 +1,184 @@
+#include "process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace kiln::tuner {
+namespace {
+
+volatile sig_atomic_t interrupted_by = 0;
+volatile pid_t current_child = 0;
+
+void on_interrupt(int signal) {
+  interrupted_by = signal;
+  pid_t child = current_child;
+  if (child > 0) kill(-child, SIGKILL);
+}
+
+constexpr std::size_t kStderrTail = 8192;
+
+class Pipe {
+ public:
+  Pipe() {
+    if (pipe2(fds_, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  }
+  ~Pipe() {
+    close_read();
+    close_write();
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  int read_end() const { return fds_[0]; }
+  int write_end() const { return fds_[1]; }
+  void close_read() {
+    if (fds_[0] >= 0) ::close(fds_[0]);
+    fds_[0] = -1;
+  }
+  void close_write() {
+    if (fds_[1] >= 0) ::close(fds_[1]);
+    fds_[1] = -1;
+  }
+
+ private:
+  int fds_[2] = {-1, -1};
+};
+
+}  // namespace
+
+std::string ChildResult::describe() const {
+  if (timed_out) return "hung: silent past the time limit, killed after " + std::to_string(static_cast<int>(wall_seconds + 0.5)) + " s";
+  if (signal != 0) {
+    const char* name = sigabbrev_np(signal);
+    return std::string("killed by SIG") + (name != nullptr ? name : std::to_string(signal).c_str());
+  }
+  return "exit code " + std::to_string(exit_code);
+}
+
+ChildResult run_child(const std::vector<std::string>& argv, std::chrono::duration<double> silence_limit,
+                      const std::function<void(const std::string&)>& on_line) {
+  if (argv.empty()) throw std::invalid_argument("run_child: empty argv");
+  Pipe out, err;
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+
+  auto start = std::chrono::steady_clock::now();
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    // Only async-signal-safe calls between fork and exec. The child gets its own process group
+    // (a hang is killed with all it started) and dies with the tuner, even on kill -9.
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    dup2(out.write_end(), STDOUT_FILENO);
+    dup2(err.write_end(), STDERR_FILENO);
+    execv(args[0], args.data());
+    const char msg[] = "kiln: cannot execute the variant\n";
+    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also from the parent, so the group exists before any kill(-pid)
+  current_child = pid;
+  out.close_write();
+  err.close_write();
+
+  ChildResult result;
+  std::string line_buffer;
+  bool out_open = true, err_open = true;
+  const auto silence = std::chrono::duration_cast<std::chrono::steady_clock::duration>(silence_limit);
+  auto deadline = start + silence;
+  char buf[65536];
+  while (out_open || err_open) {
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      result.timed_out = true;
+      kill(-pid, SIGKILL);
+      break;
+    }
+    int wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) + 1;
+    pollfd fds[2] = {{out_open ? out.read_end() : -1, POLLIN, 0}, {err_open ? err.read_end() : -1, POLLIN, 0}};
+    int ready = poll(fds, 2, wait_ms);
+    if (interrupted_by != 0) break;
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      kill(-pid, SIGKILL);
+      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    }
+    if (out_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ssize_t n = read(out.read_end(), buf, sizeof buf);
+      if (n <= 0) {
+        out_open = false;
+      } else {
+        line_buffer.append(buf, static_cast<std::size_t>(n));
+        std::size_t pos;
+        while ((pos = line_buffer.find('\n')) != std::string::npos) {
+          on_line(line_buffer.substr(0, pos));
+          line_buffer.erase(0, pos + 1);
+          deadline = std::chrono::steady_clock::now() + silence;
+        }
+      }
+    }
+    if (err_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ssize_t n = read(err.read_end(), buf, sizeof buf);
+      if (n <= 0) {
+        err_open = false;
+      } else {
+        result.stderr_tail.append(buf, static_cast<std::size_t>(n));
+        if (result.stderr_tail.size() > 2 * kStderrTail) result.stderr_tail.erase(0, result.stderr_tail.size() - kStderrTail);
+      }
+    }
+  }
+  if (!line_buffer.empty() && !result.timed_out) on_line(line_buffer);
+
+  // Both pipes are closed (or the limit passed); a child may still be running without them.
+  int status = 0;
+  while (true) {
+    pid_t done = waitpid(pid, &status, result.timed_out ? 0 : WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    if (!result.timed_out && (interrupted_by != 0 || std::chrono::steady_clock::now() >= deadline)) {
+      result.timed_out = true;
+      kill(-pid, SIGKILL);
+      continue;
+    }
+    if (!result.timed_out) usleep(2000);
+  }
+  // The group may hold grandchildren that outlived the child; they must not linger.
+  kill(-pid, SIGKILL);
+  current_child = 0;
+  if (interrupted_by != 0) throw Interrupted(interrupted_by);
+  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (result.stderr_tail.size() > kStderrTail) result.stderr_tail.erase(0, result.stderr_tail.size() - kStderrTail);
+  if (!result.timed_out) {
+    if (WIFSIGNALED(status)) {
+      result.signal = WTERMSIG(status);
+    } else if (WIFEXITED(status)) {
+      result.exit_code = WEXITSTATUS(status);
+    }
+  }
+  return result;
+}
+
+void install_interrupt_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
+bool interrupted() { return interrupted_by != 0; }
+
+}  // namespace kiln::tuner

@@ -1,0 +1,147 @@
+#include "record.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <unistd.h>
+
+#include "manifest.hpp"
+
+namespace kiln::tuner {
+
+nlohmann::ordered_json record_to_json(const Record& r) {
+  nlohmann::ordered_json j;
+  j["kiln_record"] = 1;
+  j["kernel"] = r.kernel;
+  j["backend"] = r.backend;
+  j["space_hash"] = r.space_hash;
+  j["context_key"] = r.context_key;
+  j["device"] = {{"preset", r.preset},
+                 {"name", r.device_name},
+                 {"compute_capability", r.compute_capability},
+                 {"driver", r.driver},
+                 {"cuda_runtime", r.cuda_runtime}};
+  j["date"] = r.date;
+  j["strategy"] = r.strategy;
+  j["rates"] = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : r.rates) j["rates"][k] = v;
+  j["counts"] = r.counts.is_null() ? nlohmann::ordered_json::object() : r.counts;
+  j["buckets"] = nlohmann::ordered_json::array();
+  for (const auto& b : r.buckets) {
+    nlohmann::ordered_json jb;
+    jb["name"] = b.name;
+    if (b.winner) {
+      jb["winner"] = *b.winner;
+      jb["time_s"] = b.time_s;
+      jb["floor_s"] = b.floor_s;
+      jb["problems"] = nlohmann::ordered_json::array();
+      for (const auto& p : b.problems) {
+        jb["problems"].push_back({{"problem", problem_to_json(p.problem)},
+                                  {"time_s", p.time_s},
+                                  {"floor_s", p.floor_s},
+                                  {"bound", p.bound}});
+      }
+      jb["contenders"] = nlohmann::ordered_json::array();
+      for (const auto& c : b.contenders) jb["contenders"].push_back({{"variant", c.variant}, {"time_s", c.time_s}});
+    } else {
+      jb["winner"] = nullptr;
+      jb["reason"] = b.reason;
+    }
+    j["buckets"].push_back(std::move(jb));
+  }
+  return j;
+}
+
+Record record_from_json(const nlohmann::ordered_json& j, const std::string& origin) {
+  if (!j.is_object() || j.value("kiln_record", 0) != 1) throw std::runtime_error(origin + ": not a Kiln record (kiln_record: 1)");
+  Record r;
+  try {
+    r.kernel = j.at("kernel").get<std::string>();
+    r.backend = j.at("backend").get<std::string>();
+    r.space_hash = j.at("space_hash").get<std::string>();
+    r.context_key = j.value("context_key", std::string{});
+    const auto& d = j.at("device");
+    r.preset = d.value("preset", std::string{});
+    r.device_name = d.at("name").get<std::string>();
+    r.compute_capability = d.value("compute_capability", std::string{});
+    r.driver = d.value("driver", std::string{});
+    r.cuda_runtime = d.value("cuda_runtime", std::string{});
+    r.date = j.at("date").get<std::string>();
+    r.strategy = j.value("strategy", std::string{});
+    for (const auto& [k, v] : j.value("rates", nlohmann::ordered_json::object()).items()) r.rates[k] = v.get<double>();
+    r.counts = j.value("counts", nlohmann::ordered_json::object());
+    for (const auto& jb : j.at("buckets")) {
+      RecordedBucket b;
+      b.name = jb.at("name").get<std::string>();
+      if (jb.at("winner").is_null()) {
+        b.reason = jb.value("reason", std::string{});
+      } else {
+        b.winner = jb.at("winner").get<std::string>();
+        b.time_s = jb.at("time_s").get<double>();
+        b.floor_s = jb.value("floor_s", 0.0);
+        for (const auto& jp : jb.at("problems")) {
+          RecordedProblem p;
+          for (const auto& [name, value] : jp.at("problem").items()) {
+            if (value.is_number_integer()) {
+              p.problem.set(name, value.get<std::int64_t>());
+            } else {
+              p.problem.set(name, value.get<std::string>());
+            }
+          }
+          p.time_s = jp.at("time_s").get<double>();
+          p.floor_s = jp.value("floor_s", 0.0);
+          p.bound = jp.value("bound", std::string{});
+          b.problems.push_back(std::move(p));
+        }
+        for (const auto& jc : jb.value("contenders", nlohmann::ordered_json::array())) {
+          b.contenders.push_back({jc.at("variant").get<std::string>(), jc.at("time_s").get<double>()});
+        }
+      }
+      r.buckets.push_back(std::move(b));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(origin + ": record field missing or of the wrong type: " + e.what());
+  }
+  return r;
+}
+
+Record load_record(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(file.string() + ": cannot open record");
+  nlohmann::ordered_json j;
+  try {
+    j = nlohmann::ordered_json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(file.string() + ": malformed record: " + e.what());
+  }
+  return record_from_json(j, file.string());
+}
+
+std::string record_text(const Record& r) { return record_to_json(r).dump(2) + "\n"; }
+
+bool write_if_changed(const std::filesystem::path& file, const std::string& content) {
+  {
+    std::ifstream in(file, std::ios::binary);
+    if (in) {
+      std::ostringstream existing;
+      existing << in.rdbuf();
+      if (existing.str() == content) return false;
+    }
+  }
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
+  std::filesystem::path tmp = file;
+  tmp += ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.close();
+    if (!out) {
+      std::filesystem::remove(tmp);
+      throw std::runtime_error("cannot write " + tmp.string());
+    }
+  }
+  std::filesystem::rename(tmp, file);
+  return true;
+}
+
+}  // namespace kiln::tuner

@@ -1,0 +1,407 @@
+#include "tune.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "device_spec.hpp"
+#include "evaluate.hpp"
+#include "floors.hpp"
+#include "header.hpp"
+#include "kiln/hash.hpp"
+#include "kiln/worklog/worklog.hpp"
+#include "process.hpp"
+#include "record.hpp"
+#include "search.hpp"
+#include "version.hpp"
+
+namespace kiln::tuner {
+namespace {
+
+using worklog::FailureKind;
+using worklog::Verdict;
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string us(double seconds) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.2f us", seconds * 1e6);
+  return buf;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string duration_text(double seconds) {
+  long s = std::lround(seconds);
+  if (s < 60) return std::to_string(s) + "s";
+  return std::to_string(s / 60) + "m" + (s % 60 < 10 ? "0" : "") + std::to_string(s % 60) + "s";
+}
+
+std::string slug(const std::string& label) {
+  std::string s;
+  for (char c : label) s += c == ' ' ? '-' : c;
+  return s;
+}
+
+// Identifies what cached measurements stay valid for: the device and its software, the kernel's
+// sources, the compiler and its flags, and this version of Kiln's harness.
+std::string context_key(const Manifest& m, const Probe& probe, const TuneOptions& o) {
+  Fnv1a64 h;
+  h.field(m.kernel).field(m.backend).field(probe.name).field(probe.compute_capability).field(probe.driver);
+  h.field(probe.cuda_runtime).field(kiln_version);
+  for (const auto& source : o.sources) h.field(source.filename().string()).field(read_text(source));
+  if (o.flags_file) h.field(read_text(*o.flags_file));
+  return h.hex();
+}
+
+std::string params_text(const Manifest& m, std::size_t v) {
+  std::string s;
+  for (std::size_t k = 0; k < m.parameters.size(); ++k) {
+    if (!s.empty()) s += ' ';
+    s += m.parameters[k].name + "=" + value_text(m.variants[v].params[k]);
+  }
+  return s;
+}
+
+std::string change_text(const Manifest& m, std::size_t v, std::optional<std::size_t> best) {
+  if (!best) {
+    return (m.variants[v].name == m.default_variant ? "the space's default configuration: " : "first configuration measured: ") +
+           params_text(m, v);
+  }
+  std::string s;
+  for (std::size_t k = 0; k < m.parameters.size(); ++k) {
+    const auto& from = m.variants[*best].params[k];
+    const auto& to = m.variants[v].params[k];
+    if (from == to) continue;
+    if (!s.empty()) s += ", ";
+    s += m.parameters[k].name + " " + value_text(from) + " -> " + value_text(to);
+  }
+  return s.empty() ? "same parameters as the best so far" : s + " (against the best so far, " + m.variants[*best].name + ")";
+}
+
+
+class Progress {
+ public:
+  Progress(std::ostream& out, bool enabled, std::string kernel, std::size_t planned)
+      : out_(out), enabled_(enabled), tty_(isatty(STDOUT_FILENO) != 0), kernel_(std::move(kernel)), planned_(planned) {}
+
+  void update(std::size_t done, const std::string& best, double seconds_per_measured, std::size_t measured_left) {
+    if (!enabled_) return;
+    std::ostringstream line;
+    line << "kiln: " << kernel_ << " " << done << "/" << planned_;
+    if (!best.empty()) line << "  best " << best;
+    if (measured_left > 0 && seconds_per_measured > 0) line << "  ETA " << duration_text(seconds_per_measured * measured_left);
+    if (tty_) {
+      std::string text = line.str();
+      if (text.size() < last_width_) text += std::string(last_width_ - text.size(), ' ');
+      last_width_ = line.str().size();
+      out_ << '\r' << text << std::flush;
+    } else {
+      out_ << line.str() << '\n' << std::flush;
+    }
+  }
+  void finish() {
+    if (enabled_ && tty_) out_ << '\n' << std::flush;
+  }
+
+ private:
+  std::ostream& out_;
+  bool enabled_;
+  bool tty_;
+  std::string kernel_;
+  std::size_t planned_;
+  std::size_t last_width_ = 0;
+};
+
+}  // namespace
+
+int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
+  std::int64_t session_id = 0;
+  std::optional<worklog::Worklog> log;
+  try {
+    install_interrupt_handlers();
+    Manifest m = load_manifest(o.manifest);
+    DeviceSpec spec = load_device_spec(o.device_spec);
+    if (spec.backend != m.backend) {
+      throw std::runtime_error(o.device_spec.string() + " is a " + spec.backend + " device file; kernel " + m.kernel +
+                               " is a " + m.backend + " kernel");
+    }
+    Probe probe = run_probe(o.probe);
+    if (auto why = mismatch(spec, probe)) throw std::runtime_error(*why);
+
+    std::string ctx_key = context_key(m, probe, o);
+    log = worklog::Worklog::open(o.worklog);
+
+    // Floors use the rates measured when this context was first tuned, so a re-run that reuses
+    // every measurement reproduces the same record.
+    nlohmann::ordered_json device = probe.raw;
+    for (const auto& s : log->sessions()) {
+      if (s.context_key == ctx_key && s.kernel == m.kernel) {
+        device = nlohmann::ordered_json::parse(s.device);
+        break;
+      }
+    }
+    std::map<std::string, double> rates = spec.rates;
+    for (const auto& [key, value] : device.value("measured", nlohmann::ordered_json::object()).items()) {
+      if (value.get<double>() > 0) rates[key] = value.get<double>();
+    }
+
+    std::uint64_t seed = o.seed != 0 ? o.seed
+                                     : static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    SearchSpace space = SearchSpace::from(m);
+    auto searcher = make_searcher(o.strategy, space, o.budget, seed);
+
+    worklog::Session session;
+    session.kernel = m.kernel;
+    session.strategy = searcher->name();
+    session.device = device.dump();
+    session.context_key = ctx_key;
+    session.note = "device file " + spec.name + ", seed " + std::to_string(seed);
+    session_id = log->start_session(session);
+
+    // Variants that already have an attempt in this context keep it: one attempt per variant.
+    std::set<std::string> attempted;
+    for (const auto& s : log->sessions()) {
+      if (s.context_key != ctx_key || s.kernel != m.kernel || s.id == session_id) continue;
+      worklog::AttemptFilter f;
+      f.session_id = s.id;
+      for (const auto& a : log->attempts(f)) {
+        if (a.variant) attempted.insert(*a.variant);
+      }
+    }
+
+    std::vector<Floor> floors;
+    for (const auto& p : m.problems) floors.push_back(floor_of(m.work_of(p), rates));
+    std::vector<double> floor_seconds;
+    for (const auto& f : floors) {
+      if (f.seconds > 0) floor_seconds.push_back(f.seconds);
+    }
+    std::optional<double> score_floor = floor_seconds.size() == m.problems.size() ? geomean(floor_seconds) : std::nullopt;
+    std::string bound_label = floors.empty() ? std::string{} : floors.front().bound;
+
+    EvaluationContext ctx;
+    ctx.manifest = &m;
+    ctx.log = &*log;
+    ctx.session_id = session_id;
+    ctx.context_key = ctx_key;
+    ctx.variants_dir = o.variants_dir;
+    ctx.build_records_dir = o.build_records_dir;
+    ctx.scratch_dir = o.record_out.parent_path() / "plans";
+    ctx.seed = seed;
+    ctx.repetitions = o.repetitions;
+    ctx.checks_per_problem = o.checks_per_problem;
+    ctx.timeout_s = o.timeout_s.value_or(m.timeout_s);
+
+    out << "kiln: tuning " << m.kernel << " on " << probe.name << " (" << searcher->planned() << " of " << m.variants.size()
+        << " variants, " << searcher->name() << " search, worklog " << o.worklog.string() << ")\n";
+    Progress progress(out, o.progress, m.kernel, searcher->planned());
+    std::vector<VariantOutcome> outcomes;
+    std::optional<std::size_t> best;
+    std::optional<double> best_score;
+    std::size_t ran = 0, done = 0;
+    double run_seconds = 0;
+    while (auto proposal = searcher->propose()) {
+      auto t0 = std::chrono::steady_clock::now();
+      VariantOutcome outcome = evaluate_variant(ctx, *proposal);
+      double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (outcome.ran) {
+        ++ran;
+        run_seconds += took;
+      }
+      searcher->observe({*proposal, outcome.score});
+      ++done;
+
+      const std::string& name = m.variants[*proposal].name;
+      if (!attempted.count(name)) {
+        worklog::Attempt a;
+        a.session_id = session_id;
+        a.kernel = m.kernel;
+        a.variant = name;
+        a.author = worklog::Author::kiln;
+        a.hypothesis = searcher->name() == "exhaustive"
+                           ? "exhaustive search: every feasible variant is measured; this one may beat the best so far"
+                           : "annealing search: a neighbour of the current point in the parameter grid may be faster";
+        a.change = change_text(m, *proposal, best);
+        a.baseline = best_score;
+        a.unit = "s";
+        a.floor = score_floor;
+        a.tags = {searcher->name(), m.backend};
+        if (outcome.failure) {
+          a.verdict = *outcome.failure == FailureKind::correctness ? Verdict::invalid : Verdict::failed;
+          a.failure_kind = *outcome.failure;
+          a.explanation = std::string(worklog::to_string(*outcome.failure)) + ": " + outcome.detail;
+          a.tags.push_back(std::string(worklog::to_string(*outcome.failure)));
+        } else {
+          a.result = outcome.score;
+          bool better = !best_score || *outcome.score < *best_score;
+          a.verdict = better ? Verdict::keep : Verdict::revert;
+          std::ostringstream e;
+          e << "geometric mean " << us(*outcome.score) << " over " << m.problems.size() << " problem"
+            << (m.problems.size() == 1 ? "" : "s");
+          if (best_score) {
+            e << ", " << fixed((*outcome.score / *best_score - 1) * 100, 1) << "% against the best so far (" << us(*best_score)
+              << ")";
+          }
+          if (score_floor) {
+            double ratio = *outcome.score / *score_floor;
+            e << "; " << fixed(ratio, 2) << "x its floor of " << us(*score_floor) << " (" << reading_of(ratio)
+              << ", bound by " << bound_label << ")";
+            a.tags.push_back(slug(bound_label));
+          }
+          a.explanation = e.str();
+        }
+        log->add_attempt(a);
+        attempted.insert(name);
+      }
+      if (outcome.score && (!best_score || *outcome.score < *best_score)) {
+        best = *proposal;
+        best_score = outcome.score;
+      }
+      std::string best_text;
+      if (best) {
+        best_text = m.variants[*best].name + " " + us(*best_score);
+        if (score_floor) best_text += " (" + fixed(*best_score / *score_floor, 2) + "x floor)";
+      }
+      std::size_t left = searcher->planned() > done ? searcher->planned() - done : 0;
+      progress.update(done, best_text, ran > 0 ? run_seconds / static_cast<double>(ran) : 0, left);
+      outcomes.push_back(std::move(outcome));
+    }
+    progress.finish();
+
+    // Winners per bucket: the lowest geometric mean over the bucket's problems among the variants
+    // that passed every check; ties go to the earlier variant, so the choice is deterministic.
+    Record record;
+    record.kernel = m.kernel;
+    record.backend = m.backend;
+    record.space_hash = m.space_hash;
+    record.context_key = ctx_key;
+    record.preset = spec.name;
+    record.device_name = device.value("name", probe.name);
+    record.compute_capability = device.value("compute_capability", std::string{});
+    record.driver = device.value("driver", std::string{});
+    record.cuda_runtime = device.value("cuda_runtime", std::string{});
+    record.strategy = searcher->name();
+    record.rates = rates;
+    std::size_t failed = 0, invalid = 0, passed = 0;
+    for (const auto& oc : outcomes) {
+      if (!oc.failure) {
+        ++passed;
+      } else if (*oc.failure == FailureKind::correctness) {
+        ++invalid;
+      } else {
+        ++failed;
+      }
+    }
+    record.counts = {{"feasible", m.variants.size()},
+                     {"evaluated", outcomes.size()},
+                     {"passed", passed},
+                     {"invalid", invalid},
+                     {"failed", failed}};
+    std::string newest;
+    for (std::size_t b = 0; b < m.buckets.size(); ++b) {
+      RecordedBucket rb;
+      rb.name = m.buckets[b].name;
+      std::vector<std::size_t> members;
+      for (std::size_t i = 0; i < m.problems.size(); ++i) {
+        if (m.bucket_of(m.problems[i]) == b) members.push_back(i);
+      }
+      if (members.empty()) {
+        rb.reason = "no tuning problem falls in this bucket";
+        record.buckets.push_back(std::move(rb));
+        continue;
+      }
+      std::vector<std::pair<double, std::size_t>> ranked;
+      for (const auto& oc : outcomes) {
+        if (oc.failure) continue;
+        std::vector<double> times;
+        for (std::size_t i : members) times.push_back(oc.median_s.at(m.problems[i].key()));
+        ranked.emplace_back(*geomean(times), oc.index);
+      }
+      std::sort(ranked.begin(), ranked.end());
+      if (ranked.empty()) {
+        rb.reason = "no variant passed validation and timing";
+        record.buckets.push_back(std::move(rb));
+        continue;
+      }
+      const auto& winner = *std::find_if(outcomes.begin(), outcomes.end(),
+                                         [&](const VariantOutcome& oc) { return oc.index == ranked[0].second; });
+      rb.winner = m.variants[winner.index].name;
+      rb.time_s = ranked[0].first;
+      std::vector<double> bucket_floors;
+      for (std::size_t i : members) {
+        RecordedProblem rp;
+        rp.problem = m.problems[i];
+        rp.time_s = winner.median_s.at(m.problems[i].key());
+        rp.floor_s = floors[i].seconds;
+        rp.bound = floors[i].bound;
+        if (rp.floor_s > 0) bucket_floors.push_back(rp.floor_s);
+        rb.problems.push_back(std::move(rp));
+        auto meas = log->measurement({ctx_key, m.kernel, rb.winner.value(), variant_hash(ctx, winner.index),
+                                      m.problems[i].key(), worklog::Phase::bench});
+        if (meas && meas->created_at > newest) newest = meas->created_at;
+      }
+      rb.floor_s = bucket_floors.size() == members.size() ? *geomean(bucket_floors) : 0.0;
+      for (std::size_t k = 1; k < ranked.size() && k <= 3; ++k) {
+        rb.contenders.push_back({m.variants[ranked[k].second].name, ranked[k].first});
+      }
+      record.buckets.push_back(std::move(rb));
+    }
+    record.date = newest.substr(0, 10);
+    if (record.date.empty()) record.date = "unknown";
+
+    std::string text = record_text(record);
+    write_if_changed(o.record_out, text);
+    for (const auto& copy : o.record_copies) {
+      if (write_if_changed(copy, text)) out << "kiln: wrote " << copy.string() << "\n";
+    }
+    std::vector<std::string> warnings;
+    write_if_changed(o.header_out, dispatch_header(m, record, warnings));
+    for (const auto& w : warnings) err << "kiln: warning: " << w << "\n";
+
+    log->end_session(session_id);
+
+    out << "kiln: " << m.kernel << " on " << record.device_name << ": " << outcomes.size() << " evaluated, " << passed
+        << " passed, " << invalid << " wrong, " << failed << " failed to build or run; " << ran << " measured now\n";
+    for (const auto& rb : record.buckets) {
+      if (!rb.winner) {
+        out << "  " << rb.name << ": no winner (" << rb.reason << ")\n";
+        continue;
+      }
+      out << "  " << rb.name << ": " << *rb.winner << "\n";
+      for (const auto& p : rb.problems) {
+        out << "    " << p.problem.key() << ": " << us(p.time_s);
+        if (p.floor_s > 0) {
+          double ratio = p.time_s / p.floor_s;
+          out << ", floor " << us(p.floor_s) << " (" << p.bound << "), " << fixed(ratio, 2) << "x " << reading_of(ratio);
+        }
+        out << "\n";
+      }
+    }
+    return 0;
+  } catch (const Interrupted& e) {
+    err << "kiln: tuning interrupted; every finished measurement is in the worklog, and the next run resumes from it\n";
+    return 130;
+  } catch (const std::exception& e) {
+    err << "kiln: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace kiln::tuner

@@ -1,0 +1,37 @@
+// `kiln tune`: one tuning session of one kernel, from the manifest to the record and the
+// dispatch header, with every attempt in the worklog.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::tuner {
+
+struct TuneOptions {
+  std::filesystem::path manifest;
+  std::filesystem::path variants_dir;       // variant executables, named after the variants
+  std::filesystem::path build_records_dir;  // the compile guard's records
+  std::filesystem::path worklog;
+  std::filesystem::path device_spec;        // presets/devices/<name>.json
+  std::filesystem::path probe;              // kiln_probe_cuda or kiln_probe_cpu
+  std::filesystem::path record_out;
+  std::filesystem::path header_out;
+  std::vector<std::filesystem::path> record_copies;  // e.g. presets/records/<device>/ in the source tree
+  std::vector<std::filesystem::path> sources;        // kernel sources: their content keys the cache
+  std::optional<std::filesystem::path> flags_file;   // compiler and flags: their content keys the cache
+  std::string strategy = "exhaustive";
+  std::size_t budget = 0;      // anneal: distinct variants to measure (0: a third of the space)
+  std::uint64_t seed = 0;      // 0: drawn from the clock, and written to the session
+  int repetitions = 7;
+  int checks_per_problem = 1;
+  std::optional<double> timeout_s;  // overrides the space's tuning.timeout_s
+  bool progress = true;
+};
+
+// Returns the process exit code: 0 tuned, 1 an error (printed to err).
+int tune(const TuneOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace kiln::tuner

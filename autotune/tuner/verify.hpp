@@ -1,0 +1,24 @@
+// `kiln verify`: re-measures a record's winners and contenders on this machine and says whether
+// the recorded ranking still holds within the noise of the measurements.
+#pragma once
+#include <filesystem>
+#include <iosfwd>
+
+namespace kiln::tuner {
+
+struct VerifyOptions {
+  std::filesystem::path manifest;
+  std::filesystem::path record;
+  std::filesystem::path variants_dir;
+  std::filesystem::path device_spec;
+  std::filesystem::path probe;
+  std::filesystem::path scratch_dir;
+  int repetitions = 9;
+  double min_noise = 0.02;  // rankings closer than this fraction are a tie
+};
+
+// 0: every bucket's winner is still fastest within noise; 1: a ranking changed, a variant
+// failed, or an error (printed to err).
+int verify(const VerifyOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace kiln::tuner
