@@ -66,7 +66,7 @@ class CombinationChecker {
       try {
         if (constraint.expr.evaluate(env_) == 0) return c;
       } catch (const ExprError& e) {
-        fail_expr(space_, constraint.pointer, e, combination_text(space_, params));
+        fail_expr(space_, constraint.expr_pointer, e, combination_text(space_, params));
       }
     }
     return space_.constraints.size();

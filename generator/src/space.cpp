@@ -136,10 +136,11 @@ void load_constraints(const JsonNode& node, const NameTable& visible, Space& spa
       element.require_object({"expr", "why"}, {"expr"});
       const JsonNode expr = element["expr"];
       std::string why = element.has("why") ? element["why"].string() : "";
-      space.constraints.push_back(
-          Constraint{expr.pointer(), sections::load_expression(space, expr, visible), std::move(why)});
+      space.constraints.push_back(Constraint{element.pointer(), expr.pointer(),
+                                             sections::load_expression(space, expr, visible), std::move(why)});
     } else if (element.json().is_string()) {
-      space.constraints.push_back(Constraint{element.pointer(), sections::load_expression(space, element, visible), ""});
+      space.constraints.push_back(Constraint{element.pointer(), element.pointer(),
+                                             sections::load_expression(space, element, visible), ""});
     } else {
       element.fail("expected an expression string or {\"expr\", \"why\"}, got " + describe_json(element.json()));
     }

@@ -37,7 +37,8 @@ struct Derived {
 };
 
 struct Constraint {
-  std::string pointer;
+  std::string pointer;       // the constraint: /constraints/<i>
+  std::string expr_pointer;  // its expression: the same, or /constraints/<i>/expr
   Expr expr;
   std::string why;  // empty when the space gives none
 };

@@ -1,0 +1,220 @@
+// Loading spaces and device files. The corpus in bad/ holds one space per error; its sidecar
+// <case>.expect gives, on line 1, the place (a JSON pointer such as /constraints/0, a `:line:col`
+// for malformed JSON, or `-` for an error about the whole space) and, on line 2, text the message
+// must contain.
+#include <algorithm>
+#include <fstream>
+#include <vector>
+
+#include "gen_test_support.hpp"
+#include "kiln/gen/space.hpp"
+#include "kiln/hash.hpp"
+#include "kiln_catch.hpp"
+
+using namespace gen_test;
+using kiln::gen::load_space;
+using kiln::gen::load_target;
+using kiln_test::ContainsSubstring;
+
+namespace {
+
+struct Expectation {
+  std::string place;
+  std::string text;
+};
+
+Expectation read_expectation(const fs::path& path) {
+  std::ifstream in(path);
+  Expectation e;
+  std::getline(in, e.place);
+  std::getline(in, e.text);
+  return e;
+}
+
+std::string expected_prefix(const fs::path& space, const std::string& place) {
+  if (place == "-") return space.string() + ": ";
+  if (!place.empty() && place[0] == ':') return space.string() + place + ": ";
+  return space.string() + ": " + place + ": ";
+}
+
+std::vector<fs::path> corpus() {
+  std::vector<fs::path> spaces;
+  for (const auto& entry : fs::directory_iterator(bad_dir())) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 11 && name.substr(name.size() - 11) == ".space.json") spaces.push_back(entry.path());
+  }
+  std::sort(spaces.begin(), spaces.end());
+  return spaces;
+}
+
+fs::path expect_file(const fs::path& space) {
+  std::string name = space.filename().string();
+  return space.parent_path() / (name.substr(0, name.size() - 11) + ".expect");
+}
+
+}  // namespace
+
+TEST_CASE("every bad space fails with one message naming the file, the place and the problem", "[space]") {
+  const std::vector<fs::path> spaces = corpus();
+  REQUIRE(spaces.size() >= 60);
+  for (const fs::path& space : spaces) {
+    INFO("case " << space.filename().string());
+    REQUIRE(fs::exists(expect_file(space)));
+    const Expectation expect = read_expectation(expect_file(space));
+    REQUIRE(!expect.place.empty());
+    REQUIRE(!expect.text.empty());
+
+    kiln_test::TempDir tmp("kiln-gen-bad");
+    const fs::path out = tmp / "out";
+    fs::create_directories(out);
+    const CommandResult r = run_generate(space, device("h100"), out);
+
+    CHECK(r.rc == 1);
+    CHECK(r.out.empty());
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.err, StartsWith(expected_prefix(space, expect.place)));
+    CHECK_THAT(r.err, ContainsSubstring(expect.text));
+    CHECK(directory_is_empty(out));
+  }
+}
+
+TEST_CASE("malformed JSON is reported at its line and column", "[space]") {
+  kiln_test::TempDir tmp("kiln-gen-json");
+  const fs::path space = tmp / "broken.space.json";
+  // The place is the last byte the parser read: here the end of line 3, after "tru".
+  kiln_test::write_file(space, "{\n  \"kiln_space\": 1,\n  \"kernel\": tru\n}\n");
+  const std::string msg = generator_error([&] { load_space(space, load_target(device("h100"))); });
+  CHECK_THAT(msg, StartsWith(space.string() + ":3:16: malformed JSON: "));
+  CHECK_THAT(msg, ContainsSubstring("invalid literal"));
+
+  kiln_test::write_file(space, "");
+  CHECK_THAT(generator_error([&] { load_space(space, load_target(device("h100"))); }),
+             StartsWith(space.string() + ":1:1: malformed JSON: "));
+}
+
+TEST_CASE("a missing space file is reported by name", "[space]") {
+  kiln_test::TempDir tmp("kiln-gen-missing");
+  const fs::path space = tmp / "absent.space.json";
+  CHECK_THAT(generator_error([&] { load_space(space, load_target(device("h100"))); }),
+             StartsWith(space.string() + ": cannot read the file"));
+}
+
+TEST_CASE("the README's space loads with defaults filled in", "[space]") {
+  const auto target = load_target(device("h100"));
+  const auto space = load_space(good_space("softmax_cuda.space.json"), target);
+  CHECK(space.kernel == "softmax_cuda");
+  CHECK(space.backend == "cuda");
+  CHECK(space.harness_include == "softmax_cuda.cuh");
+  CHECK(space.harness_workload == "kiln::softmax::CudaWorkload");
+  REQUIRE(space.parameters.size() == 3);
+  CHECK(space.parameters[0].name == "THREADS");
+  CHECK(space.parameters[0].default_index == 1);
+  CHECK(space.parameters[1].default_index == 2);
+  CHECK(space.parameters[2].name == "CACHE");
+  CHECK(space.parameters[2].default_index == 0);  // no default: the first value
+  CHECK_FALSE(space.parameters[2].symbolic);
+  CHECK_FALSE(space.parameters[2].wide);
+  REQUIRE(space.derived.size() == 1);
+  CHECK(space.derived[0].pointer == "/derived/ELEMS_PER_PASS");
+  REQUIRE(space.constraints.size() == 2);
+  CHECK(space.constraints[0].pointer == "/constraints/0");
+  CHECK(space.constraints[0].why.empty());
+  CHECK(space.constraints[0].expr_pointer == "/constraints/0");
+  CHECK(space.constraints[1].pointer == "/constraints/1");
+  CHECK(space.constraints[1].expr_pointer == "/constraints/1/expr");
+  CHECK(space.constraints[1].why == "at most 32 registers of cached row");
+  REQUIRE(space.dims.size() == 3);
+  CHECK(space.dims[2].symbolic);
+  CHECK(space.dims[2].domain == std::vector<std::string>{"fp32", "bf16"});
+  CHECK(space.work.size() == 3);
+  CHECK(space.problems.size() == 3);
+  CHECK(space.checks.size() == 1);
+  CHECK(space.problem_buckets == std::vector<std::size_t>{0, 1, 2});
+  CHECK(space.tolerance.bf16 == 1e-2);
+  CHECK(space.tolerance.fp32 == 1e-5);
+  CHECK(space.tolerance.fp16 == 2e-3);
+  CHECK(space.tuning.max_variants == 256);
+  CHECK(space.tuning.timeout_s == 60);
+  CHECK(space.hash == kiln::fnv1a64_hex(kiln_test::read_file(good_space("softmax_cuda.space.json"))));
+}
+
+TEST_CASE("identifier and wide integer parameters", "[space]") {
+  const auto space = load_space(good_space("toy_cpu.space.json"), load_target(device("cpu")));
+  REQUIRE(space.parameters.size() == 3);
+  CHECK(space.parameters[0].symbolic);
+  CHECK(space.parameters[0].default_index == 1);
+  CHECK(std::get<std::int64_t>(space.parameters[1].values[0]) == -3);
+  CHECK_FALSE(space.parameters[1].wide);
+  CHECK(space.parameters[2].wide);
+  CHECK(space.tuning.max_variants == 256);
+  CHECK(space.tuning.timeout_s == 120);
+  CHECK(space.description == "A scaled copy, small enough that a test compiles one of its variants.");
+}
+
+TEST_CASE("a constraint may use a limit only the target declares", "[space]") {
+  kiln_test::TempDir tmp("kiln-gen-limits");
+  ordered_json space = read_json(good_space("softmax_cuda.space.json"));
+  space["constraints"][0] = "THREADS * 4 <= regs_per_sm";
+  const fs::path path = write_json(tmp / "s.space.json", space);
+  CHECK_NOTHROW(load_space(path, load_target(device("h100"))));
+
+  ordered_json cpu = read_json(device("cpu"));
+  cpu["backend"] = "cuda";  // same backend, but without the CUDA limits
+  const fs::path device_path = write_json(tmp / "cudaless.json", cpu);
+  CHECK_THAT(generator_error([&] { load_space(path, load_target(device_path)); }),
+             StartsWith(path.string() + ": /constraints/0: unknown name 'regs_per_sm'"));
+}
+
+TEST_CASE("device files: name, backend and integer limits are checked", "[space]") {
+  kiln_test::TempDir tmp("kiln-gen-device");
+  const fs::path path = tmp / "dev.json";
+
+  ordered_json dev = read_json(device("h100"));
+  dev["limits"]["warp_size"] = 32.5;
+  write_json(path, dev);
+  CHECK_THAT(generator_error([&] { load_target(path); }),
+             StartsWith(path.string() + ": /limits/warp_size: expected an integer, got 32.5"));
+
+  dev = read_json(device("h100"));
+  dev.erase("backend");
+  write_json(path, dev);
+  CHECK(generator_error([&] { load_target(path); }) == path.string() + ": /backend: required key is missing");
+
+  dev = read_json(device("h100"));
+  dev["backend"] = "rocm";
+  write_json(path, dev);
+  CHECK_THAT(generator_error([&] { load_target(path); }), ContainsSubstring(": /backend: expected \"cpu\" or \"cuda\""));
+
+  dev = read_json(device("h100"));
+  dev["name"] = "h100\";rm";
+  write_json(path, dev);
+  CHECK_THAT(generator_error([&] { load_target(path); }), ContainsSubstring(": /name: a device name uses"));
+
+  dev = read_json(device("h100"));
+  dev["limits"] = ordered_json::array();
+  write_json(path, dev);
+  CHECK_THAT(generator_error([&] { load_target(path); }), ContainsSubstring(": /limits: expected an object"));
+
+  kiln_test::write_file(path, "{\"name\": \"x\",\n \"backend\": }");
+  CHECK_THAT(generator_error([&] { load_target(path); }), StartsWith(path.string() + ":2:13: malformed JSON"));
+}
+
+TEST_CASE("the generate command reports a bad device file and writes nothing", "[space]") {
+  kiln_test::TempDir tmp("kiln-gen-device-cmd");
+  ordered_json dev = read_json(device("h100"));
+  dev["limits"]["sm_count"] = "132";
+  const fs::path path = write_json(tmp / "dev.json", dev);
+  const CommandResult r = run_generate(good_space("softmax_cuda.space.json"), path, tmp / "out");
+  CHECK(r.rc == 1);
+  CHECK(r.err == path.string() + ": /limits/sm_count: expected an integer, got \"132\"\n");
+  CHECK_FALSE(fs::exists(tmp / "out"));
+}
+
+TEST_CASE("every shipped device file loads", "[space]") {
+  for (const char* name : {"cpu", "h100", "h200", "l4"}) {
+    INFO(name);
+    const auto target = load_target(device(name));
+    CHECK(target.name == name);
+    CHECK_FALSE(target.limits.empty());
+  }
+}
