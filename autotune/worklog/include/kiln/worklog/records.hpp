@@ -1,0 +1,142 @@
+// The values stored in a worklog: tuning sessions, attempts and the links between them, and the
+// measurement cache that lets an interrupted tuning run resume. Plain structs; std::optional
+// marks the columns that may be null.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::worklog {
+
+// What became of an attempt: kept (the new best), reverted (measured, not better), invalid
+// (the measurement or the output cannot be trusted), failed (did not build or run).
+enum class Verdict { keep, revert, invalid, failed };
+enum class FailureKind { constraint, compile, crash, timeout, runtime, correctness };
+enum class Author { kiln, person };
+enum class LinkKind { enables, blocks, similar, contradicts, supports, refines };
+enum class Phase { check, bench };
+enum class MeasurementStatus { ok, failed };
+
+std::string_view to_string(Verdict value);
+std::string_view to_string(FailureKind value);
+std::string_view to_string(Author value);
+std::string_view to_string(LinkKind value);
+std::string_view to_string(Phase value);
+std::string_view to_string(MeasurementStatus value);
+
+// Each throws kiln::Error naming the accepted words: "unknown verdict 'kept' (expected keep,
+// revert, invalid or failed)".
+Verdict parse_verdict(std::string_view text);
+FailureKind parse_failure_kind(std::string_view text);
+Author parse_author(std::string_view text);
+LinkKind parse_link_kind(std::string_view text);
+Phase parse_phase(std::string_view text);
+MeasurementStatus parse_measurement_status(std::string_view text);
+
+// Tags are lower-case words of letters, digits and `_ - . : / +`, stored sorted and without
+// duplicates. A comma-separated list ("Memory-Bound, smem") normalises to {"memory-bound",
+// "smem"}; an empty entry is skipped, any other character throws kiln::Error.
+std::vector<std::string> normalise_tags(std::string_view comma_separated);
+std::vector<std::string> normalise_tags(const std::vector<std::string>& tags);
+std::string join_tags(const std::vector<std::string>& tags);  // "a,b"
+
+// One tuning run of one kernel. Timestamps are UTC, ISO 8601 with milliseconds.
+struct Session {
+  std::int64_t id = 0;                  // assigned by start_session
+  std::string started_at;               // now when left empty
+  std::optional<std::string> ended_at;  // null while running, or when the run was killed
+  std::string kernel;
+  std::string strategy;
+  // JSON object describing the device: {"name", "compute_capability", "driver", "cuda"}.
+  std::string device = "{}";
+  std::string context_key;  // fingerprint of device, toolchain and sources the cache is valid for
+  std::string note;
+};
+
+// One optimisation attempt, measured by the tuner or recorded by a person.
+struct Attempt {
+  std::int64_t id = 0;                     // assigned by add_attempt
+  std::optional<std::int64_t> session_id;  // null for a person's attempt outside a tuning run
+  std::string kernel;
+  std::optional<std::string> variant;  // canonical variant name, when the attempt is one
+  std::optional<std::string> problem;  // problem key the numbers are for; null: all problems
+  Author author = Author::kiln;
+  std::string hypothesis;  // why it should help
+  std::string change;      // what was changed
+  std::optional<double> baseline;  // the number to beat, in `unit`
+  std::optional<double> result;    // the number measured, in `unit`
+  std::string unit;                // "s" (lower is better) or a score's name
+  // (result - baseline) / baseline * 100: for seconds, negative is faster. add_attempt computes
+  // it when left empty and both numbers are present (baseline non-zero); a given value is kept.
+  std::optional<double> delta_pct;
+  Verdict verdict = Verdict::keep;
+  // Required for `failed`, optional for `invalid`, absent for `keep` and `revert`.
+  std::optional<FailureKind> failure_kind;
+  std::string explanation;  // why it turned out the way it did
+  std::string unlocks;      // what this makes possible next
+  std::string blocks;       // what stands in the way
+  std::vector<std::string> tags;  // normalised by add_attempt
+  // The physical floor in `unit` (the time the bytes and flops need at peak rates), for headroom.
+  std::optional<double> floor;
+  std::string created_at;  // now when left empty
+};
+
+struct Link {
+  std::int64_t id = 0;
+  std::int64_t from_attempt = 0;
+  std::int64_t to_attempt = 0;
+  LinkKind kind = LinkKind::supports;
+  std::string note;
+  std::string created_at;
+};
+
+// Selects attempts; every field that is set must match. Results are ordered by id.
+struct AttemptFilter {
+  std::optional<std::string> kernel;
+  std::optional<Verdict> verdict;
+  std::optional<std::string> tag;  // normalised like a stored tag
+  std::optional<std::int64_t> session_id;
+  std::optional<Author> author;
+  // FTS5 query over hypothesis, change, explanation, tags and variant: `smem AND bank`,
+  // `"shared memory"`, `vector*`. Variant names split at `_`, so `VEC8` finds every VEC8 variant.
+  std::optional<std::string> text;
+};
+
+// Identifies one cached measurement: a variant (by name and source fingerprint) on one problem,
+// in one context (device, toolchain, flags), for one phase of the run.
+struct MeasurementKey {
+  std::string context_key;
+  std::string kernel;
+  std::string variant;
+  std::string variant_hash;
+  std::string problem_key;  // kiln::Problem::key(): "rows=16384 cols=8192 dtype=bf16"
+  Phase phase = Phase::bench;
+};
+
+struct Measurement {
+  MeasurementKey key;
+  MeasurementStatus status = MeasurementStatus::ok;
+  std::string result = "{}";  // JSON text as the harness reported it
+  std::optional<std::int64_t> session_id;
+  std::string created_at;  // now when left empty
+};
+
+struct VariantKey {
+  std::string context_key;
+  std::string kernel;
+  std::string variant;
+  std::string variant_hash;
+};
+
+// A failure that disqualifies a whole variant in one context: compile, crash, timeout, runtime.
+struct VariantFailure {
+  VariantKey key;
+  FailureKind kind = FailureKind::compile;
+  std::string detail;  // compiler output, signal, or the device's message
+  std::optional<std::int64_t> session_id;
+  std::string created_at;  // now when left empty
+};
+
+}  // namespace kiln::worklog

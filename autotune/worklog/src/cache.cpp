@@ -1,0 +1,174 @@
+// The measurement cache and the variant failures: what a resumed tuning run need not redo.
+#include "kiln/error.hpp"
+#include "kiln/worklog/worklog.hpp"
+#include "values.hpp"
+
+namespace kiln::worklog {
+
+namespace {
+
+constexpr const char* measurement_columns =
+    "context_key, kernel, variant, variant_hash, problem_key, phase, status, result, session_id, "
+    "created_at";
+
+Measurement read_measurement(const sqlite::Statement& row) {
+  Measurement m;
+  m.key.context_key = row.get_text(0);
+  m.key.kernel = row.get_text(1);
+  m.key.variant = row.get_text(2);
+  m.key.variant_hash = row.get_text(3);
+  m.key.problem_key = row.get_text(4);
+  m.key.phase = parse_phase(row.get_text(5));
+  m.status = parse_measurement_status(row.get_text(6));
+  m.result = row.get_text(7);
+  m.session_id = row.get_optional_int64(8);
+  m.created_at = row.get_text(9);
+  return m;
+}
+
+constexpr const char* failure_columns =
+    "context_key, kernel, variant, variant_hash, kind, detail, session_id, created_at";
+
+VariantFailure read_failure(const sqlite::Statement& row) {
+  VariantFailure f;
+  f.key.context_key = row.get_text(0);
+  f.key.kernel = row.get_text(1);
+  f.key.variant = row.get_text(2);
+  f.key.variant_hash = row.get_text(3);
+  f.kind = parse_failure_kind(row.get_text(4));
+  f.detail = row.get_text(5);
+  f.session_id = row.get_optional_int64(6);
+  f.created_at = row.get_text(7);
+  return f;
+}
+
+bool disqualifies_variant(FailureKind kind) {
+  return kind == FailureKind::compile || kind == FailureKind::crash ||
+         kind == FailureKind::timeout || kind == FailureKind::runtime;
+}
+
+}  // namespace
+
+void Worklog::put_measurement(const Measurement& m) {
+  const MeasurementKey& k = m.key;
+  if (k.kernel.empty() || k.variant.empty()) {
+    throw Error(path() + ": cannot store a measurement without a kernel and a variant");
+  }
+  sqlite::Transaction transaction(db_, "store a measurement");
+  sqlite::Statement upsert = db_.prepare(
+      "INSERT INTO measurements (context_key, kernel, variant, variant_hash, problem_key, phase, "
+      "status, result, session_id, created_at) VALUES (:context_key, :kernel, :variant, "
+      ":variant_hash, :problem_key, :phase, :status, :result, :session_id, "
+      "coalesce(:created_at, " KILN_SQL_NOW ")) "
+      "ON CONFLICT (context_key, kernel, variant, variant_hash, problem_key, phase) DO UPDATE SET "
+      "status = excluded.status, result = excluded.result, session_id = excluded.session_id, "
+      "created_at = excluded.created_at",
+      "store the measurement of " + k.variant + " on '" + k.problem_key + "'");
+  upsert.bind(":context_key", k.context_key)
+      .bind(":kernel", k.kernel)
+      .bind(":variant", k.variant)
+      .bind(":variant_hash", k.variant_hash)
+      .bind(":problem_key", k.problem_key)
+      .bind(":phase", to_string(k.phase))
+      .bind(":status", to_string(m.status))
+      .bind(":result", m.result)
+      .bind(":session_id", m.session_id)
+      .bind(":created_at", detail::null_if_empty(m.created_at))
+      .run();
+  transaction.commit();
+}
+
+std::optional<Measurement> Worklog::measurement(const MeasurementKey& k) const {
+  sqlite::Statement select = db_.prepare(
+      std::string("SELECT ") + measurement_columns +
+          " FROM measurements WHERE context_key = ? AND kernel = ? AND variant = ? AND "
+          "variant_hash = ? AND problem_key = ? AND phase = ?",
+      "read the measurement of " + k.variant + " on '" + k.problem_key + "'");
+  select.bind(1, k.context_key)
+      .bind(2, k.kernel)
+      .bind(3, k.variant)
+      .bind(4, k.variant_hash)
+      .bind(5, k.problem_key)
+      .bind(6, to_string(k.phase));
+  if (!select.step()) return std::nullopt;
+  return read_measurement(select);
+}
+
+std::vector<Measurement> Worklog::measurements(std::string_view context_key,
+                                               std::string_view kernel) const {
+  sqlite::Statement select = db_.prepare(
+      std::string("SELECT ") + measurement_columns +
+          " FROM measurements WHERE context_key = ? AND kernel = ? "
+          "ORDER BY variant, variant_hash, problem_key, phase",
+      "read the measurements of " + std::string(kernel));
+  select.bind(1, context_key).bind(2, kernel);
+  std::vector<Measurement> out;
+  while (select.step()) out.push_back(read_measurement(select));
+  return out;
+}
+
+std::int64_t Worklog::count_measurements(std::string_view context_key) const {
+  sqlite::Statement count = db_.prepare(
+      "SELECT count(*) FROM measurements WHERE context_key = ?", "count measurements");
+  count.bind(1, context_key);
+  count.step();
+  return count.get_int64(0);
+}
+
+void Worklog::put_variant_failure(const VariantFailure& f) {
+  const VariantKey& k = f.key;
+  if (k.kernel.empty() || k.variant.empty()) {
+    throw Error(path() + ": cannot store a variant failure without a kernel and a variant");
+  }
+  if (!disqualifies_variant(f.kind)) {
+    throw Error(path() + ": cannot store the failure of " + k.variant + ": a '" +
+                std::string(to_string(f.kind)) +
+                "' failure belongs to a problem, not to the variant (expected compile, crash, "
+                "timeout or runtime)");
+  }
+  sqlite::Transaction transaction(db_, "store a variant failure");
+  sqlite::Statement upsert = db_.prepare(
+      "INSERT INTO variant_failures (context_key, kernel, variant, variant_hash, kind, detail, "
+      "session_id, created_at) VALUES (:context_key, :kernel, :variant, :variant_hash, :kind, "
+      ":detail, :session_id, coalesce(:created_at, " KILN_SQL_NOW ")) "
+      "ON CONFLICT (context_key, kernel, variant, variant_hash) DO UPDATE SET "
+      "kind = excluded.kind, detail = excluded.detail, session_id = excluded.session_id, "
+      "created_at = excluded.created_at",
+      "store the failure of " + k.variant);
+  upsert.bind(":context_key", k.context_key)
+      .bind(":kernel", k.kernel)
+      .bind(":variant", k.variant)
+      .bind(":variant_hash", k.variant_hash)
+      .bind(":kind", to_string(f.kind))
+      .bind(":detail", f.detail)
+      .bind(":session_id", f.session_id)
+      .bind(":created_at", detail::null_if_empty(f.created_at))
+      .run();
+  transaction.commit();
+}
+
+std::optional<VariantFailure> Worklog::variant_failure(const VariantKey& k) const {
+  sqlite::Statement select = db_.prepare(
+      std::string("SELECT ") + failure_columns +
+          " FROM variant_failures WHERE context_key = ? AND kernel = ? AND variant = ? AND "
+          "variant_hash = ?",
+      "read the failure of " + k.variant);
+  select.bind(1, k.context_key).bind(2, k.kernel).bind(3, k.variant).bind(4, k.variant_hash);
+  if (!select.step()) return std::nullopt;
+  return read_failure(select);
+}
+
+std::vector<VariantFailure> Worklog::variant_failures(std::string_view context_key,
+                                                      std::string_view kernel) const {
+  sqlite::Statement select = db_.prepare(
+      std::string("SELECT ") + failure_columns +
+          " FROM variant_failures WHERE context_key = ? AND kernel = ? "
+          "ORDER BY variant, variant_hash",
+      "read the variant failures of " + std::string(kernel));
+  select.bind(1, context_key).bind(2, kernel);
+  std::vector<VariantFailure> out;
+  while (select.step()) out.push_back(read_failure(select));
+  return out;
+}
+
+}  // namespace kiln::worklog

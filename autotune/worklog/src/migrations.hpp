@@ -1,0 +1,9 @@
+// One function per schema version; schema.cpp lists them in order.
+#pragma once
+#include "kiln/worklog/sqlite.hpp"
+
+namespace kiln::worklog::schema {
+
+void create_version_1(const sqlite::Database& db);
+
+}  // namespace kiln::worklog::schema

@@ -1,0 +1,123 @@
+// Opening a worklog, tuning sessions, and the file's health check.
+#include "kiln/worklog/worklog.hpp"
+
+#include <system_error>
+
+#include "kiln/error.hpp"
+#include "kiln/worklog/schema.hpp"
+#include "values.hpp"
+
+namespace kiln::worklog {
+
+Worklog Worklog::open(const std::filesystem::path& path, OpenMode mode) {
+  if (mode == OpenMode::existing) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      throw Error(path.string() + ": no such worklog");
+    }
+  }
+  sqlite::OpenOptions options;
+  options.create = mode == OpenMode::create_if_missing;
+  options.wal = false;  // schema::prepare switches to WAL once it knows the file is ours
+  sqlite::Database db(path, options);
+  schema::prepare(db);
+  return Worklog(std::move(db));
+}
+
+namespace {
+
+constexpr const char* session_columns =
+    "id, started_at, ended_at, kernel, strategy, device, context_key, note";
+
+Session read_session(const sqlite::Statement& row) {
+  Session s;
+  s.id = row.get_int64(0);
+  s.started_at = row.get_text(1);
+  s.ended_at = row.get_optional_text(2);
+  s.kernel = row.get_text(3);
+  s.strategy = row.get_text(4);
+  s.device = row.get_text(5);
+  s.context_key = row.get_text(6);
+  s.note = row.get_text(7);
+  return s;
+}
+
+}  // namespace
+
+std::int64_t Worklog::start_session(const Session& session) {
+  if (session.kernel.empty()) throw Error(path() + ": a session needs a kernel");
+  sqlite::Transaction transaction(db_, "start a session");
+  sqlite::Statement insert = db_.prepare(
+      "INSERT INTO sessions (started_at, kernel, strategy, device, context_key, note) "
+      "VALUES (coalesce(:started_at, " KILN_SQL_NOW "), :kernel, :strategy, :device, :context_key, "
+      ":note)",
+      "start a session of " + session.kernel);
+  insert.bind(":started_at", detail::null_if_empty(session.started_at))
+      .bind(":kernel", session.kernel)
+      .bind(":strategy", session.strategy)
+      .bind(":device", session.device)
+      .bind(":context_key", session.context_key)
+      .bind(":note", session.note)
+      .run();
+  const std::int64_t id = db_.last_insert_rowid();
+  transaction.commit();
+  return id;
+}
+
+void Worklog::end_session(std::int64_t session_id) {
+  const std::string which = "session " + std::to_string(session_id);
+  sqlite::Transaction transaction(db_, "end " + which);
+  sqlite::Statement lookup =
+      db_.prepare("SELECT ended_at FROM sessions WHERE id = ?", "look up " + which);
+  lookup.bind(1, session_id);
+  if (!lookup.step()) throw Error(path() + ": no " + which);
+  if (!lookup.is_null(0)) {
+    throw Error(path() + ": " + which + " already ended at " + lookup.get_text(0));
+  }
+  sqlite::Statement update =
+      db_.prepare("UPDATE sessions SET ended_at = " KILN_SQL_NOW " WHERE id = ?", "end " + which);
+  update.bind(1, session_id).run();
+  transaction.commit();
+}
+
+std::optional<Session> Worklog::session(std::int64_t session_id) const {
+  sqlite::Statement select =
+      db_.prepare(std::string("SELECT ") + session_columns + " FROM sessions WHERE id = ?",
+                  "read session " + std::to_string(session_id));
+  select.bind(1, session_id);
+  if (!select.step()) return std::nullopt;
+  return read_session(select);
+}
+
+std::vector<Session> Worklog::sessions() const {
+  sqlite::Statement select = db_.prepare(
+      std::string("SELECT ") + session_columns + " FROM sessions ORDER BY id", "list sessions");
+  std::vector<Session> out;
+  while (select.step()) out.push_back(read_session(select));
+  return out;
+}
+
+std::vector<std::string> Worklog::integrity_problems() const {
+  std::vector<std::string> problems;
+  sqlite::Statement integrity = db_.prepare("PRAGMA integrity_check", "check integrity");
+  while (integrity.step()) {
+    std::string line = integrity.get_text(0);
+    if (line != "ok") problems.push_back(std::move(line));
+  }
+  sqlite::Statement foreign = db_.prepare("PRAGMA foreign_key_check", "check foreign keys");
+  while (foreign.step()) {
+    problems.push_back(foreign.get_text(0) + " row " + foreign.get_text(1) +
+                       " refers to a missing row of " + foreign.get_text(2));
+  }
+  try {
+    // rank = 1 also compares the index with the attempts table it is built from.
+    db_.exec("INSERT INTO attempts_fts (attempts_fts, rank) VALUES ('integrity-check', 1)",
+             "check the full-text index");
+  } catch (const sqlite::SqliteError& e) {
+    problems.push_back("the full-text index does not match the attempts table (" + e.detail() +
+                       ")");
+  }
+  return problems;
+}
+
+}  // namespace kiln::worklog
