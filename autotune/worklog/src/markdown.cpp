@@ -1,0 +1,253 @@
+// The markdown report of one tuning session.
+#include "kiln/worklog/markdown.hpp"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "kiln/error.hpp"
+#include "markdown_format.hpp"
+
+namespace kiln::worklog {
+
+namespace {
+
+using markdown::cell;
+using markdown::inline_text;
+using markdown::percent;
+using markdown::quantity;
+
+constexpr const char* none = "—";
+
+std::string json_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// "NVIDIA H100 80GB HBM3 (compute capability 9.0, driver 550.54, CUDA 12.4)"; keys other than
+// the four known ones follow in alphabetical order.
+std::string device_line(const std::string& device_json) {
+  const nlohmann::json device = nlohmann::json::parse(device_json, nullptr, false);
+  if (!device.is_object()) return inline_text(device_json);
+  if (device.empty()) return "not recorded";
+  const std::vector<std::pair<std::string, std::string>> known{
+      {"compute_capability", "compute capability "}, {"driver", "driver "}, {"cuda", "CUDA "}};
+  std::vector<std::string> details;
+  for (const auto& [key, label] : known) {
+    if (device.contains(key)) details.push_back(label + json_text(device.at(key)));
+  }
+  for (const auto& [key, value] : device.items()) {
+    const bool listed = key == "name" || key == "compute_capability" || key == "driver" ||
+                        key == "cuda";
+    if (!listed) details.push_back(key + " " + json_text(value));
+  }
+  std::string line = device.contains("name") ? json_text(device.at("name")) : "unnamed device";
+  if (!details.empty()) {
+    line += " (";
+    for (std::size_t i = 0; i < details.size(); ++i) line += (i ? ", " : "") + details[i];
+    line += ")";
+  }
+  return inline_text(line);
+}
+
+std::string code(const std::optional<std::string>& name) {
+  return name ? "`" + *name + "`" : std::string(none);
+}
+
+std::string problem_name(const std::optional<std::string>& problem) {
+  return problem ? *problem : "all problems";
+}
+
+std::string verdict_text(const Attempt& a) {
+  std::string text(to_string(a.verdict));
+  if (a.failure_kind) text += " (" + std::string(to_string(*a.failure_kind)) + ")";
+  return text;
+}
+
+// Per problem, the last kept attempt: later keeps supersede earlier ones. Ordered by attempt id.
+std::vector<const Attempt*> winners(const std::vector<Attempt>& attempts) {
+  std::map<std::optional<std::string>, const Attempt*> last_keep;
+  for (const Attempt& a : attempts) {
+    if (a.verdict == Verdict::keep) last_keep[a.problem] = &a;
+  }
+  std::vector<const Attempt*> out;
+  for (const auto& [problem, attempt] : last_keep) out.push_back(attempt);
+  std::sort(out.begin(), out.end(), [](const Attempt* x, const Attempt* y) { return x->id < y->id; });
+  return out;
+}
+
+std::optional<double> floor_ratio(const Attempt& a) {
+  if (!a.result || !a.floor) return std::nullopt;
+  return *a.result / *a.floor;
+}
+
+void write_header(std::ostream& out, const Session& s, const std::vector<Attempt>& attempts) {
+  std::map<Verdict, int> counts;
+  for (const Attempt& a : attempts) ++counts[a.verdict];
+  out << "# Tuning session " << s.id << ": " << s.kernel << "\n\n";
+  out << "- Kernel: " << s.kernel << "\n";
+  out << "- Strategy: " << (s.strategy.empty() ? none : inline_text(s.strategy)) << "\n";
+  out << "- Device: " << device_line(s.device) << "\n";
+  out << "- Context: " << (s.context_key.empty() ? none : "`" + s.context_key + "`") << "\n";
+  out << "- Started: " << s.started_at << "\n";
+  out << "- Ended: " << (s.ended_at ? *s.ended_at : "not ended (still running, or interrupted)")
+      << "\n";
+  if (!s.note.empty()) out << "- Note: " << inline_text(s.note) << "\n";
+  out << "- Attempts: " << attempts.size() << " (" << counts[Verdict::keep] << " kept, "
+      << counts[Verdict::revert] << " reverted, " << counts[Verdict::invalid] << " invalid, "
+      << counts[Verdict::failed] << " failed)\n\n";
+}
+
+void write_winners(std::ostream& out, const std::vector<const Attempt*>& won) {
+  out << "## What won\n\n";
+  if (won.empty()) {
+    out << "Nothing was kept in this session.\n\n";
+    return;
+  }
+  out << "| problem | attempt | variant | result | baseline | delta | floor | result / floor | "
+         "reading |\n";
+  out << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const Attempt* a : won) {
+    const std::optional<double> ratio = floor_ratio(*a);
+    out << "| " << cell(problem_name(a->problem)) << " | #" << a->id << " | " << code(a->variant)
+        << " | " << quantity(a->result, a->unit) << " | " << quantity(a->baseline, a->unit)
+        << " | " << percent(a->delta_pct) << " | " << quantity(a->floor, a->unit) << " | "
+        << (ratio ? markdown::fixed(*ratio, 2) + "×" : none) << " | "
+        << (ratio ? std::string(floor_reading(*ratio)) : "no floor recorded") << " |\n";
+  }
+  out << "\n";
+}
+
+void write_attempts(std::ostream& out, const std::vector<Attempt>& attempts) {
+  out << "## Attempts\n\n";
+  if (attempts.empty()) {
+    out << "No attempts were recorded.\n\n";
+    return;
+  }
+  out << "| # | variant | problem | change | baseline | result | delta | verdict | explanation |\n";
+  out << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const Attempt& a : attempts) {
+    out << "| " << a.id << " | " << code(a.variant) << " | " << cell(problem_name(a.problem))
+        << " | " << cell(a.change) << " | " << quantity(a.baseline, a.unit) << " | "
+        << quantity(a.result, a.unit) << " | " << percent(a.delta_pct) << " | "
+        << verdict_text(a) << " | " << cell(a.explanation) << " |\n";
+  }
+  out << "\n";
+}
+
+void write_dead_end(std::ostream& out, const Attempt& a) {
+  out << "- #" << a.id << " " << code(a.variant);
+  if (a.problem) out << " on " << *a.problem;
+  if (a.verdict == Verdict::revert) out << ": " << percent(a.delta_pct);
+  if (!a.explanation.empty()) out << " — " << inline_text(a.explanation);
+  out << "\n";
+}
+
+void write_dead_ends(std::ostream& out, const std::vector<Attempt>& attempts) {
+  out << "## Dead ends\n\n";
+  // Failures first, then invalid results, each by kind in the schema's order; reverts last.
+  using Group = std::pair<Verdict, std::optional<FailureKind>>;
+  std::map<Group, std::vector<const Attempt*>> groups;
+  std::vector<const Attempt*> reverted;
+  for (const Attempt& a : attempts) {
+    if (a.verdict == Verdict::failed || a.verdict == Verdict::invalid) {
+      groups[{a.verdict, a.failure_kind}].push_back(&a);
+    } else if (a.verdict == Verdict::revert) {
+      reverted.push_back(&a);
+    }
+  }
+  if (groups.empty() && reverted.empty()) {
+    out << "No dead ends.\n\n";
+    return;
+  }
+  for (const Verdict verdict : {Verdict::failed, Verdict::invalid}) {
+    for (const auto& [group, members] : groups) {
+      if (group.first != verdict) continue;
+      out << "### " << (verdict == Verdict::failed ? "Failed" : "Invalid") << ": "
+          << (group.second ? to_string(*group.second) : "no kind given") << " ("
+          << members.size() << ")\n\n";
+      for (const Attempt* a : members) write_dead_end(out, *a);
+      out << "\n";
+    }
+  }
+  if (!reverted.empty()) {
+    out << "### Reverted (" << reverted.size() << ")\n\n";
+    for (const Attempt* a : reverted) write_dead_end(out, *a);
+    out << "\n";
+  }
+}
+
+void write_links(std::ostream& out, const Worklog& worklog, const std::vector<Attempt>& attempts) {
+  out << "## Links\n\n";
+  std::map<std::int64_t, Link> links;  // by id: each once, in the order they were made
+  for (const Attempt& a : attempts) {
+    for (Link& link : worklog.links_of(a.id)) links.emplace(link.id, std::move(link));
+  }
+  if (links.empty()) {
+    out << "No links.\n\n";
+    return;
+  }
+  for (const auto& [id, link] : links) {
+    out << "- #" << link.from_attempt << " " << to_string(link.kind) << " #" << link.to_attempt;
+    if (!link.note.empty()) out << ": " << inline_text(link.note);
+    out << "\n";
+  }
+  out << "\n";
+}
+
+void write_headroom(std::ostream& out, const std::vector<const Attempt*>& won) {
+  out << "## Headroom\n\n";
+  bool any = false;
+  for (const Attempt* a : won) {
+    const std::optional<double> ratio = floor_ratio(*a);
+    if (!ratio) continue;
+    any = true;
+    const double left = *a->result - *a->floor;
+    out << "- " << problem_name(a->problem) << ": " << code(a->variant) << " at "
+        << quantity(a->result, a->unit) << " against a floor of " << quantity(a->floor, a->unit)
+        << ": ";
+    if (left > 0) {
+      out << quantity(left, a->unit) << " above it (" << markdown::fixed(100.0 * left / *a->result, 1)
+          << " % of the result), " << markdown::fixed(*ratio, 2) << "× the floor: "
+          << floor_reading(*ratio) << "\n";
+    } else {
+      out << floor_reading(*ratio) << "\n";
+    }
+  }
+  if (!any) {
+    out << (won.empty() ? "No kept result to compare with a floor.\n"
+                        : "No floor was recorded for the kept results; headroom unknown.\n");
+  }
+}
+
+}  // namespace
+
+std::string_view floor_reading(double ratio) {
+  if (ratio < 1.0) return "below the floor: check the floor or the measurement";
+  if (ratio <= 1.5) return "near optimal";
+  if (ratio <= 3.0) return "scheduling (launch shape, occupancy, overlap)";
+  if (ratio <= 10.0) return "architectural (data layout, memory path, instruction mix)";
+  return "algorithmic (the method itself does too much work)";
+}
+
+std::string session_markdown(const Worklog& worklog, std::int64_t session_id) {
+  const std::optional<Session> session = worklog.session(session_id);
+  if (!session) throw Error(worklog.path() + ": no session " + std::to_string(session_id));
+  AttemptFilter filter;
+  filter.session_id = session_id;
+  const std::vector<Attempt> attempts = worklog.attempts(filter);
+  const std::vector<const Attempt*> won = winners(attempts);
+
+  std::ostringstream out;
+  write_header(out, *session, attempts);
+  write_winners(out, won);
+  write_attempts(out, attempts);
+  write_dead_ends(out, attempts);
+  write_links(out, worklog, attempts);
+  write_headroom(out, won);
+  return out.str();
+}
+
+}  // namespace kiln::worklog

@@ -1,0 +1,164 @@
+// The markdown journey of a tuning session.
+#include "kiln/worklog/markdown.hpp"
+#include "kiln_catch.hpp"
+#include "temp_dir.hpp"
+#include "worklog_helpers.hpp"
+
+using namespace kiln::worklog;
+using kiln_test::ContainsSubstring;
+
+namespace {
+
+// The text between a heading and the next one.
+std::string section(const std::string& text, const std::string& heading) {
+  const std::size_t start = text.find("## " + heading + "\n");
+  REQUIRE(start != std::string::npos);
+  const std::size_t end = text.find("\n## ", start + 1);
+  return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+struct SmallSession {
+  std::int64_t session = 0;
+  std::int64_t first_keep = 0, winner = 0, compile_failure = 0, revert = 0, wrong = 0;
+};
+
+// Softmax on one problem: two keeps (the second wins), a compile failure, a revert, a wrong
+// result, and a link.
+SmallSession record_small_session(Worklog& log) {
+  SmallSession s;
+  Session session = worklog_test::make_session("softmax_cuda");
+  session.started_at = "2026-11-21T10:00:00.000Z";
+  s.session = log.start_session(session);
+  const auto add = [&](const std::string& params, Verdict verdict,
+                       std::optional<FailureKind> kind, std::optional<double> baseline,
+                       std::optional<double> result, const std::string& change,
+                       const std::string& explanation) {
+    Attempt a;
+    a.session_id = s.session;
+    a.kernel = "softmax_cuda";
+    a.variant = "softmax_cuda__" + params;
+    a.problem = "rows=16384 cols=8192 dtype=bf16";
+    a.change = change;
+    a.baseline = baseline;
+    a.result = result;
+    a.unit = "s";
+    a.verdict = verdict;
+    a.failure_kind = kind;
+    a.explanation = explanation;
+    a.floor = 5.0e-4;
+    return log.add_attempt(a);
+  };
+  s.first_keep = add("THREADS128_VEC2", Verdict::keep, std::nullopt, std::nullopt, 2.0e-3,
+                     "default variant", "first measurement");
+  s.winner = add("THREADS256_VEC4", Verdict::keep, std::nullopt, 2.0e-3, 1.0e-3,
+                 "THREADS 128 -> 256, VEC 2 -> 4", "twice the bytes in flight per SM");
+  s.compile_failure = add("THREADS512_VEC8", Verdict::failed, FailureKind::compile, std::nullopt,
+                          std::nullopt, "THREADS 512, VEC 8", "ptxas: too many registers");
+  s.revert = add("THREADS256_VEC8", Verdict::revert, std::nullopt, 1.0e-3, 1.1e-3, "VEC 4 -> 8",
+                 "the cached row spills | registers");
+  s.wrong = add("THREADS128_VEC8", Verdict::invalid, FailureKind::correctness, std::nullopt,
+                std::nullopt, "VEC 8 at 128 threads", "tail of odd rows unwritten");
+  log.add_link(s.winner, s.revert, LinkKind::blocks, "VEC 8 needs fewer registers per row");
+  log.end_session(s.session);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("the session report holds the header, the winner, the dead ends, links and headroom") {
+  kiln_test::TempDir dir("kiln-worklog");
+  Worklog log = Worklog::open(dir / "w.db");
+  const SmallSession s = record_small_session(log);
+  const std::string md = session_markdown(log, s.session);
+
+  CHECK_THAT(md, ContainsSubstring("# Tuning session 1: softmax_cuda\n"));
+  CHECK_THAT(md, ContainsSubstring("- Strategy: exhaustive\n"));
+  CHECK_THAT(md, ContainsSubstring("- Device: NVIDIA H100 80GB HBM3 (compute capability 9.0, "
+                                   "driver 550.54.15, CUDA 12.4)\n"));
+  CHECK_THAT(md, ContainsSubstring("- Started: 2026-11-21T10:00:00.000Z\n"));
+  CHECK_THAT(md, !ContainsSubstring("not ended"));
+  CHECK_THAT(md, ContainsSubstring("- Attempts: 5 (2 kept, 1 reverted, 1 invalid, 1 failed)\n"));
+
+  const std::string won = section(md, "What won");
+  CHECK_THAT(won, ContainsSubstring("| rows=16384 cols=8192 dtype=bf16 | #2 | "
+                                    "`softmax_cuda__THREADS256_VEC4` | 1 ms | 2 ms | -50.0 % | "
+                                    "500 µs | 2.00× | scheduling"));
+  CHECK_THAT(won, !ContainsSubstring("THREADS128_VEC2"));  // superseded by the later keep
+
+  const std::string attempts = section(md, "Attempts");
+  CHECK_THAT(attempts, ContainsSubstring("| 4 | `softmax_cuda__THREADS256_VEC8` | rows=16384 "
+                                         "cols=8192 dtype=bf16 | VEC 4 -> 8 | 1 ms | 1.1 ms | "
+                                         "+10.0 % | revert | the cached row spills \\| registers |"));
+  CHECK_THAT(attempts, ContainsSubstring("| failed (compile) |"));
+  // In order of id.
+  CHECK(attempts.find("| 1 |") < attempts.find("| 2 |"));
+  CHECK(attempts.find("| 4 |") < attempts.find("| 5 |"));
+
+  const std::string dead = section(md, "Dead ends");
+  CHECK_THAT(dead, ContainsSubstring("### Failed: compile (1)\n\n- #3 `softmax_cuda__THREADS512_VEC8`"
+                                     " on rows=16384 cols=8192 dtype=bf16 — ptxas: too many "
+                                     "registers\n"));
+  CHECK_THAT(dead, ContainsSubstring("### Invalid: correctness (1)\n\n- #5"));
+  CHECK_THAT(dead, ContainsSubstring("### Reverted (1)\n\n- #4 `softmax_cuda__THREADS256_VEC8` on "
+                                     "rows=16384 cols=8192 dtype=bf16: +10.0 % — the cached row "
+                                     "spills | registers\n"));
+  CHECK(dead.find("### Failed") < dead.find("### Invalid"));
+  CHECK(dead.find("### Invalid") < dead.find("### Reverted"));
+
+  CHECK_THAT(section(md, "Links"),
+             ContainsSubstring("- #2 blocks #4: VEC 8 needs fewer registers per row\n"));
+  CHECK_THAT(section(md, "Headroom"),
+             ContainsSubstring("- rows=16384 cols=8192 dtype=bf16: `softmax_cuda__THREADS256_VEC4` "
+                               "at 1 ms against a floor of 500 µs: 500 µs above it (50.0 % of the "
+                               "result), 2.00× the floor: scheduling"));
+}
+
+TEST_CASE("exporting the same session twice gives the same bytes") {
+  kiln_test::TempDir dir("kiln-worklog");
+  const SmallSession s = [&] {
+    Worklog log = Worklog::open(dir / "w.db");
+    return record_small_session(log);
+  }();
+  const std::string first = session_markdown(Worklog::open(dir / "w.db"), s.session);
+  const std::string second = session_markdown(Worklog::open(dir / "w.db"), s.session);
+  CHECK(first == second);
+  CHECK(first.size() > 500);
+}
+
+TEST_CASE("a session without keeps or floors says so, and an unknown session is an error") {
+  kiln_test::TempDir dir("kiln-worklog");
+  Worklog log = Worklog::open(dir / "w.db");
+  Session bare;
+  bare.kernel = "gemm";
+  const std::int64_t id = log.start_session(bare);
+  std::string md = session_markdown(log, id);
+  CHECK_THAT(md, ContainsSubstring("- Device: not recorded\n"));
+  CHECK_THAT(md, ContainsSubstring("- Ended: not ended (still running, or interrupted)\n"));
+  CHECK_THAT(md, ContainsSubstring("Nothing was kept in this session."));
+  CHECK_THAT(md, ContainsSubstring("No attempts were recorded."));
+  CHECK_THAT(md, ContainsSubstring("No dead ends."));
+  CHECK_THAT(md, ContainsSubstring("No links."));
+  CHECK_THAT(md, ContainsSubstring("No kept result to compare with a floor."));
+
+  Attempt kept = worklog_test::make_attempt("gemm", "gemm__TILE64");
+  kept.session_id = id;
+  log.add_attempt(kept);
+  md = session_markdown(log, id);
+  CHECK_THAT(section(md, "What won"), ContainsSubstring("| all problems | #1 | `gemm__TILE64` | "
+                                                        "1.5 ms | 2 ms | -25.0 % | — | — | no "
+                                                        "floor recorded |"));
+  CHECK_THAT(md, ContainsSubstring("No floor was recorded for the kept results; headroom unknown."));
+
+  REQUIRE_THROWS_WITH(session_markdown(log, 99), log.path() + ": no session 99");
+}
+
+TEST_CASE("the floor ratio reads as the method says") {
+  CHECK_THAT(std::string(floor_reading(0.9)), ContainsSubstring("below the floor"));
+  CHECK(floor_reading(1.0) == "near optimal");
+  CHECK(floor_reading(1.5) == "near optimal");
+  CHECK_THAT(std::string(floor_reading(1.51)), ContainsSubstring("scheduling"));
+  CHECK_THAT(std::string(floor_reading(3.0)), ContainsSubstring("scheduling"));
+  CHECK_THAT(std::string(floor_reading(3.01)), ContainsSubstring("architectural"));
+  CHECK_THAT(std::string(floor_reading(10.0)), ContainsSubstring("architectural"));
+  CHECK_THAT(std::string(floor_reading(10.5)), ContainsSubstring("algorithmic"));
+}
