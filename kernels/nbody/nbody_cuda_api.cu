@@ -1,0 +1,14 @@
+// The CUDA N-body entry point: each problem goes to the variant tuned for its bucket.
+#include "kiln/nbody.hpp"
+#include "kiln/tuned/nbody_cuda.hpp"
+#include "nbody_cuda_kernels.cuh"
+
+namespace kiln::cuda {
+
+cudaError_t nbody_accelerations(const float4* bodies, float* acc, std::int64_t n, cudaStream_t stream) {
+  return kiln::tuned::nbody_cuda::dispatch({n}, [&](auto config) {
+    return ::kiln::nbody::launch<decltype(config)>(bodies, acc, n, stream);
+  });
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,160 @@
+// The CUDA softmax workload: the harness include of softmax_cuda.space.json.
+// Inputs are generated on the device by a counter-based hash of (seed, element), so that a 256 MB
+// input takes milliseconds; check() downloads the whole output (every element is examined for
+// poison and non-finite values) and only the input rows it compares with the fp64 reference.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "kiln/cuda_support.hpp"
+#include "kiln/workload.hpp"
+#include "softmax_check.hpp"
+#include "softmax_cuda_kernels.cuh"
+
+namespace kiln::softmax {
+
+namespace cuda_fill {
+
+// splitmix64's finaliser: a bijective 64-bit mix, good enough to decorrelate consecutive counters.
+__host__ __device__ inline std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [0, 1) from (seed, stream, counter), 24 random bits.
+__device__ inline float hash_uniform(std::uint64_t seed, std::uint64_t stream, std::uint64_t counter) {
+  const std::uint64_t h = mix64(mix64(seed ^ (stream * 0x9E3779B97F4A7C15ull)) + counter);
+  return static_cast<float>(h >> 40) * 0x1.0p-24f;
+}
+
+// Logits: a per-row offset plus a per-element spread (the distribution of softmax_check.hpp).
+template <class T>
+__global__ void logits_kernel(T* x, std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  const std::int64_t count = rows * cols;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t r = i / cols;
+    const float offset = kRowOffsetLo + (kRowOffsetHi - kRowOffsetLo) * hash_uniform(seed, 1, static_cast<std::uint64_t>(r));
+    const float v = offset + kLogitLo + (kLogitHi - kLogitLo) * hash_uniform(seed, 2, static_cast<std::uint64_t>(i));
+    if constexpr (std::is_same_v<T, float>) {
+      x[i] = v;
+    } else {
+      x[i] = __float2bfloat16_rn(v);
+    }
+  }
+}
+
+template <class Bits>
+__global__ void poison_kernel(Bits* x, std::int64_t count, Bits pattern) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    x[i] = pattern;
+  }
+}
+
+inline unsigned grid_for(std::int64_t count) {
+  const std::int64_t blocks = (count + 255) / 256;
+  return static_cast<unsigned>(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
+}
+
+}  // namespace cuda_fill
+
+class CudaWorkload final : public Workload {
+ public:
+  CudaWorkload(const Problem& problem, std::uint64_t seed)
+      : shape_(shape_of(problem)),
+        seed_(seed),
+        count_(shape_.rows * shape_.cols),
+        bytes_(static_cast<std::size_t>(count_) * (shape_.bf16 ? 2 : 4)),
+        in_(bytes_ / 4 + 1),
+        out_(bytes_ / 4 + 1) {
+    // Buffers are allocated as 32-bit words (cudaMalloc aligns them to 256 bytes) and viewed as
+    // fp32 or bf16 elements.
+    if (shape_.bf16) {
+      cuda_fill::logits_kernel<<<cuda_fill::grid_for(count_), 256>>>(in_bf16(), shape_.rows, shape_.cols, seed_);
+    } else {
+      cuda_fill::logits_kernel<<<cuda_fill::grid_for(count_), 256>>>(in_f32(), shape_.rows, shape_.cols, seed_);
+    }
+    KILN_CUDA_CHECK(cudaGetLastError());
+    KILN_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  template <class Config>
+  void run(cudaStream_t stream) {
+    if (shape_.bf16) {
+      KILN_CUDA_CHECK(launch<Config>(in_bf16(), out_bf16(), shape_.rows, shape_.cols, stream));
+    } else {
+      KILN_CUDA_CHECK(launch<Config>(in_f32(), out_f32(), shape_.rows, shape_.cols, stream));
+    }
+  }
+
+  void poison() override {
+    KILN_CUDA_CHECK(cudaDeviceSynchronize());
+    if (shape_.bf16) {
+      cuda_fill::poison_kernel<<<cuda_fill::grid_for(count_), 256>>>(reinterpret_cast<std::uint16_t*>(out_.get()),
+                                                                     count_, poison::bf16);
+    } else {
+      cuda_fill::poison_kernel<<<cuda_fill::grid_for(count_), 256>>>(reinterpret_cast<std::uint32_t*>(out_.get()),
+                                                                     count_, poison::f32);
+    }
+    KILN_CUDA_CHECK(cudaGetLastError());
+    KILN_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  std::vector<CheckResult> check() override {
+    KILN_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<std::int64_t> compared = rows_to_compare(shape_, seed_);
+    const std::size_t row_bytes = static_cast<std::size_t>(shape_.cols) * (shape_.bf16 ? 2 : 4);
+    // The compared rows' inputs, downloaded row by row (all rows for small problems).
+    std::vector<float> inputs(compared.size() * static_cast<std::size_t>(shape_.cols));
+    std::vector<std::uint16_t> bits(shape_.bf16 ? static_cast<std::size_t>(shape_.cols) : 0);
+    const auto* in_bytes = reinterpret_cast<const unsigned char*>(in_.get());
+    for (std::size_t k = 0; k < compared.size(); ++k) {
+      const unsigned char* src = in_bytes + static_cast<std::size_t>(compared[k]) * row_bytes;
+      float* dst = inputs.data() + k * static_cast<std::size_t>(shape_.cols);
+      if (shape_.bf16) {
+        KILN_CUDA_CHECK(cudaMemcpy(bits.data(), src, row_bytes, cudaMemcpyDeviceToHost));
+        for (std::int64_t c = 0; c < shape_.cols; ++c) dst[c] = float_from_bf16(bits[c]);
+      } else {
+        KILN_CUDA_CHECK(cudaMemcpy(dst, src, row_bytes, cudaMemcpyDeviceToHost));
+      }
+    }
+    auto input_row = [&](std::int64_t r, float* x) {
+      const auto k = static_cast<std::size_t>(std::lower_bound(compared.begin(), compared.end(), r) - compared.begin());
+      std::copy_n(inputs.data() + k * static_cast<std::size_t>(shape_.cols), shape_.cols, x);
+    };
+    if (shape_.bf16) {
+      std::vector<std::uint16_t> out(static_cast<std::size_t>(count_));
+      KILN_CUDA_CHECK(cudaMemcpy(out.data(), out_.get(), bytes_, cudaMemcpyDeviceToHost));
+      return {compare_rows(out.data(), shape_, compared, input_row)};
+    }
+    std::vector<float> out(static_cast<std::size_t>(count_));
+    KILN_CUDA_CHECK(cudaMemcpy(out.data(), out_.get(), bytes_, cudaMemcpyDeviceToHost));
+    return {compare_rows(out.data(), shape_, compared, input_row)};
+  }
+
+  std::size_t footprint_bytes() const override { return 2 * bytes_; }
+
+  // The device output (fp32 or bf16 elements), for tests that tamper with a result.
+  void* output_device() const { return out_.get(); }
+  bool is_bf16() const { return shape_.bf16; }
+
+ private:
+  float* in_f32() const { return in_.get(); }
+  float* out_f32() const { return out_.get(); }
+  __nv_bfloat16* in_bf16() const { return reinterpret_cast<__nv_bfloat16*>(in_.get()); }
+  __nv_bfloat16* out_bf16() const { return reinterpret_cast<__nv_bfloat16*>(out_.get()); }
+
+  Shape shape_;
+  std::uint64_t seed_;
+  std::int64_t count_;
+  std::size_t bytes_;
+  cuda::DeviceBuffer<float> in_;
+  cuda::DeviceBuffer<float> out_;
+};
+
+}  // namespace kiln::softmax
