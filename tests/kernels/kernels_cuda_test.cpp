@@ -1,0 +1,138 @@
+// The CUDA softmax and N-body workloads on a GPU: every test config passes its own check on tails
+// and odd shapes, directly on a stream and from a captured CUDA graph, and check() catches
+// unwritten, non-finite and wrong elements. Without a CUDA device the test exits with 77
+// (reported as skipped).
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "kernels_cuda_cases.hpp"
+#include "kiln_catch.hpp"
+#include "problem_helpers.hpp"
+
+namespace cc = kiln_test::cuda_cases;
+
+namespace {
+
+// Every test case starts here: whichever runs first ends the process with 77 when there is no
+// device, whatever order the test runner picks.
+void require_device() {
+  std::string why;
+  if (!cc::device_available(why)) {
+    std::printf("no CUDA device found (%s): skipping\n", why.c_str());
+    std::fflush(stdout);
+    std::exit(77);
+  }
+}
+
+void require_pass(const kiln::CheckResult& r, std::uint64_t elements, const std::string& dtype) {
+  CHECK(r.dtype == dtype);
+  CHECK(r.elements == elements);
+  CHECK(r.unwritten == 0);
+  CHECK(r.non_finite == 0);
+  CHECK(r.compared > 0);
+  CHECK(r.rel_l2 < kiln_test::tolerance(dtype));
+}
+
+}  // namespace
+
+TEST_CASE("softmax cuda: configs pass on tails, alignments and both paths", "[softmax][cuda]") {
+  require_device();
+  // cols 1001 and 16385: odd, one element per access; 1030: 8-byte but not 16-byte aligned rows;
+  // 4104 and 20000: vector rows with a partial last pass; 20000, 16385: wider than every register
+  // cache (streaming path) for some configs; 1: a single column.
+  const struct {
+    std::int64_t rows, cols;
+    const char* dtype;
+  } shapes[] = {{3, 1001, "bf16"},   {5, 1, "fp32"},      {1000, 4104, "bf16"}, {33, 20000, "fp32"},
+                {2, 16385, "bf16"},  {4097, 1030, "fp32"}, {7, 1030, "bf16"},    {300, 8192, "bf16"}};
+  for (const std::string& config : cc::softmax_configs()) {
+    for (const auto& s : shapes) {
+      INFO(config << " rows=" << s.rows << " cols=" << s.cols << " dtype=" << s.dtype);
+      const auto results = cc::softmax_case(config, s.rows, s.cols, s.dtype, 17 + s.rows);
+      REQUIRE(results.size() == 1);
+      require_pass(results[0], static_cast<std::uint64_t>(s.rows * s.cols), s.dtype);
+      CHECK(results[0].compared == results[0].elements);
+    }
+  }
+}
+
+TEST_CASE("softmax cuda: large problems from a captured graph, sampled rows", "[softmax][cuda]") {
+  require_device();
+  const std::int64_t rows = 2048, cols = 8192;  // 16M elements: the check samples rows
+  for (const std::string& config : cc::softmax_configs()) {
+    for (const std::string dtype : {"bf16", "fp32"}) {
+      INFO(config << " " << dtype);
+      cc::Case graph;
+      graph.mode = cc::Mode::graph;
+      const auto results = cc::softmax_case(config, rows, cols, dtype, 5, graph);
+      REQUIRE(results.size() == 1);
+      require_pass(results[0], static_cast<std::uint64_t>(rows * cols), dtype);
+      CHECK(results[0].compared == static_cast<std::uint64_t>(64 * cols));
+    }
+  }
+}
+
+TEST_CASE("softmax cuda: check() catches unwritten, non-finite and wrong elements", "[softmax][cuda]") {
+  require_device();
+  const std::string config = cc::softmax_configs().front();
+  for (const std::string dtype : {"fp32", "bf16"}) {
+    INFO(dtype);
+    cc::Case c;
+    c.element = 3 * 1001 - 1;  // the last element of the last row
+    c.tamper = cc::Tamper::poison;
+    kiln::CheckResult r = cc::softmax_case(config, 3, 1001, dtype, 9, c)[0];
+    CHECK(r.unwritten == 1);
+    CHECK(r.non_finite == 0);
+
+    c.tamper = cc::Tamper::nan;
+    r = cc::softmax_case(config, 3, 1001, dtype, 9, c)[0];
+    CHECK(r.unwritten == 0);
+    CHECK(r.non_finite == 1);
+
+    c.tamper = cc::Tamper::offset;
+    c.amount = 0.25f;  // probabilities here average 1e-3
+    r = cc::softmax_case(config, 3, 1001, dtype, 9, c)[0];
+    CHECK(r.unwritten == 0);
+    CHECK(r.non_finite == 0);
+    CHECK(r.rel_l2 > kiln_test::tolerance(dtype));
+  }
+}
+
+TEST_CASE("nbody cuda: configs pass for any n", "[nbody][cuda]") {
+  require_device();
+  for (const std::string& config : cc::nbody_configs()) {
+    for (std::int64_t n : {1, 5, 1000, 4097, 20000}) {
+      INFO(config << " n=" << n);
+      const auto results = cc::nbody_case(config, n, 31 + n);
+      REQUIRE(results.size() == 1);
+      require_pass(results[0], static_cast<std::uint64_t>(3 * n), "fp32");
+      CHECK(results[0].output == "acc");
+    }
+    cc::Case graph;
+    graph.mode = cc::Mode::graph;
+    require_pass(cc::nbody_case(config, 3000, 4, graph)[0], 3 * 3000, "fp32");
+  }
+}
+
+TEST_CASE("nbody cuda: check() catches unwritten, non-finite and wrong elements", "[nbody][cuda]") {
+  require_device();
+  const std::string config = cc::nbody_configs().front();
+  cc::Case c;
+  c.element = 3 * 999 + 1;
+  c.tamper = cc::Tamper::poison;
+  kiln::CheckResult r = cc::nbody_case(config, 1000, 12, c)[0];
+  CHECK(r.unwritten == 1);
+
+  c.tamper = cc::Tamper::nan;
+  r = cc::nbody_case(config, 1000, 12, c)[0];
+  CHECK(r.non_finite == 1);
+
+  c.tamper = cc::Tamper::offset;
+  c.amount = 50.0f;  // accelerations are of order 100 here
+  r = cc::nbody_case(config, 1000, 12, c)[0];
+  CHECK(r.unwritten == 0);
+  CHECK(r.non_finite == 0);
+  CHECK(r.rel_l2 > 1e-4);
+}
