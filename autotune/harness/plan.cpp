@@ -35,7 +35,8 @@ Plan load_plan(const std::string& path) {
   for (const auto& p : j.value("check", nlohmann::ordered_json::array())) plan.check.push_back(problem_from_json(p));
   for (const auto& p : j.value("bench", nlohmann::ordered_json::array())) plan.bench.push_back(problem_from_json(p));
   plan.checks_per_problem = j.value("checks_per_problem", plan.checks_per_problem);
-  for (const auto& [dtype, tol] : j.value("tolerance", nlohmann::ordered_json::object()).items()) {
+  const nlohmann::ordered_json tolerance_section = j.value("tolerance", nlohmann::ordered_json::object());
+  for (const auto& [dtype, tol] : tolerance_section.items()) {
     plan.tolerance[dtype] = tol.get<double>();
   }
   plan.repetitions = j.value("repetitions", plan.repetitions);

@@ -157,7 +157,7 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   std::size_t footprint = std::max<std::size_t>(workloads[0]->footprint_bytes(), 1);
   std::size_t wanted = (2 * device.cache_bytes() + footprint - 1) / footprint;
   std::size_t affordable = std::max<std::size_t>(plan.max_rotation_bytes / footprint, 1);
-  std::size_t rotation = std::clamp<std::size_t>(std::min(wanted, affordable), 1, 256);
+  std::size_t rotation = std::clamp<std::size_t>(std::min(wanted, affordable), 1, 4096);
   for (std::size_t k = 1; k < rotation; ++k) workloads.push_back(entry.make(problem, mix(plan.seed, 1000 + index, k)));
 
   auto launch = [&](int i) { entry.run(*workloads[static_cast<std::size_t>(i) % rotation], device.stream()); };
@@ -174,7 +174,10 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
     for (int k = 0; k < 3; ++k) single = std::min(single, one->run_seconds());
   }
   single = std::max(single, 1e-7);
+  // A batch long enough to time well, and covering every input set, so small problems are read
+  // from memory rather than from a cache that a single input set would fit in.
   int count = static_cast<int>(std::clamp(std::ceil(device.batch_target_seconds() / single), 1.0, 10000.0));
+  count = std::max(count, static_cast<int>(rotation));
   auto batch = device.prepare_batch(launch, count);
   double batch_seconds = batch->run_seconds();
   device.synchronize();

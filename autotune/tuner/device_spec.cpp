@@ -29,7 +29,8 @@ DeviceSpec load_device_spec(const std::filesystem::path& file) {
     const auto& match = j.value("match", nlohmann::ordered_json::object());
     spec.match_names = match.value("name_contains", std::vector<std::string>{});
     spec.match_compute_capability = match.value("compute_capability", std::string{});
-    for (const auto& [key, value] : j.value("rates", nlohmann::ordered_json::object()).items()) {
+    const nlohmann::ordered_json rates_section = j.value("rates", nlohmann::ordered_json::object());
+    for (const auto& [key, value] : rates_section.items()) {
       if (!value.is_number() || value.get<double>() <= 0) throw fail("/rates/" + key + ": expected a positive number");
       spec.rates[key] = value.get<double>();
     }
@@ -56,7 +57,8 @@ Probe run_probe(const std::filesystem::path& probe_executable) {
     p.compute_capability = p.raw.value("compute_capability", std::string{});
     p.driver = p.raw.value("driver", std::string{});
     p.cuda_runtime = p.raw.value("cuda_runtime", std::string{});
-    for (const auto& [key, value] : p.raw.value("measured", nlohmann::ordered_json::object()).items()) {
+    const nlohmann::ordered_json measured_section = p.raw.value("measured", nlohmann::ordered_json::object());
+    for (const auto& [key, value] : measured_section.items()) {
       p.measured[key] = value.get<double>();
     }
   } catch (const nlohmann::json::exception& e) {

@@ -21,11 +21,4 @@ Floor floor_of(const std::map<std::string, double>& work, const std::map<std::st
   return f;
 }
 
-const char* reading_of(double ratio) {
-  if (ratio <= 1.5) return "near optimal";
-  if (ratio <= 3.0) return "scheduling";
-  if (ratio <= 10.0) return "architectural";
-  return "algorithmic";
-}
-
 }  // namespace kiln::tuner

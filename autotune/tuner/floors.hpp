@@ -15,8 +15,4 @@ struct Floor {
 
 Floor floor_of(const std::map<std::string, double>& work, const std::map<std::string, double>& rates);
 
-// The method's reading of actual/floor: <=1.5 near optimal, 1.5-3 scheduling, 3-10
-// architectural, >10 algorithmic.
-const char* reading_of(double ratio);
-
 }  // namespace kiln::tuner

@@ -229,10 +229,14 @@ std::string dispatch_header(const Manifest& m, const std::optional<Record>& reco
       any_symbolic = true;
     }
     if (any_symbolic) h << ") continue;\n";
-    h << "    std::int64_t distance = 0";
+    h << "    const std::int64_t distance =";
+    bool first_term = true;
     for (const auto& d : m.dims) {
-      if (!d.symbolic) h << " + ::kiln::log2_distance(m.problem." << d.name << ", p." << d.name << ")";
+      if (d.symbolic) continue;
+      h << (first_term ? " " : " + ") << "::kiln::log2_distance(m.problem." << d.name << ", p." << d.name << ")";
+      first_term = false;
     }
+    if (first_term) h << " 0";
     h << ";\n";
     h << "    if (best_distance < 0 || distance < best_distance) {\n      best = m.bucket;\n      best_distance = distance;\n    }\n";
     h << "  }\n  return best;\n}\n\n";

@@ -85,6 +85,7 @@ Manifest load_manifest(const std::filesystem::path& file) {
       info.name = v.at("name").get<std::string>();
       for (const auto& param : m.parameters) info.params.push_back(value_from_json(v.at("params").at(param.name)));
       info.source = v.at("source").get<std::string>();
+      if (info.source.is_relative()) info.source = file.parent_path() / info.source;
       m.variants.push_back(std::move(info));
     }
     m.default_variant = j.at("default_variant").get<std::string>();
@@ -99,7 +100,8 @@ Manifest load_manifest(const std::filesystem::path& file) {
       }
       m.dims.push_back(std::move(d));
     }
-    for (const auto& [resource, text] : problem.value("work", nlohmann::ordered_json::object()).items()) {
+    const nlohmann::ordered_json work_section = problem.value("work", nlohmann::ordered_json::object());
+    for (const auto& [resource, text] : work_section.items()) {
       m.work.emplace_back(resource, gen::Expr::parse(text.get<std::string>()));
     }
     for (const auto& p : j.at("problems")) m.problems.push_back(problem_from(p));
@@ -107,7 +109,8 @@ Manifest load_manifest(const std::filesystem::path& file) {
     for (const auto& b : j.at("buckets")) {
       m.buckets.push_back({b.at("name").get<std::string>(), gen::Expr::parse(b.at("when").get<std::string>())});
     }
-    for (const auto& [dtype, tol] : j.value("tolerance", nlohmann::ordered_json::object()).items()) {
+    const nlohmann::ordered_json tolerance_section = j.value("tolerance", nlohmann::ordered_json::object());
+    for (const auto& [dtype, tol] : tolerance_section.items()) {
       m.tolerance[dtype] = tol.get<double>();
     }
     m.timeout_s = j.value("tuning", nlohmann::ordered_json::object()).value("timeout_s", m.timeout_s);

@@ -68,7 +68,8 @@ Record record_from_json(const nlohmann::ordered_json& j, const std::string& orig
     r.cuda_runtime = d.value("cuda_runtime", std::string{});
     r.date = j.at("date").get<std::string>();
     r.strategy = j.value("strategy", std::string{});
-    for (const auto& [k, v] : j.value("rates", nlohmann::ordered_json::object()).items()) r.rates[k] = v.get<double>();
+    const nlohmann::ordered_json rates_section = j.value("rates", nlohmann::ordered_json::object());
+    for (const auto& [k, v] : rates_section.items()) r.rates[k] = v.get<double>();
     r.counts = j.value("counts", nlohmann::ordered_json::object());
     for (const auto& jb : j.at("buckets")) {
       RecordedBucket b;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "floors.hpp"
+#include "kiln/worklog/markdown.hpp"
 
 namespace kiln::tuner {
 namespace {
@@ -42,7 +43,7 @@ std::string record_markdown(const Record& r) {
       md << "| " << b.name << " | " << p.problem.key() << " | " << *b.winner << " | " << us(p.time_s) << " | ";
       if (p.floor_s > 0) {
         double ratio = p.time_s / p.floor_s;
-        md << us(p.floor_s) << " | " << p.bound << " | " << ratio_text(ratio) << " | " << reading_of(ratio) << " |\n";
+        md << us(p.floor_s) << " | " << p.bound << " | " << ratio_text(ratio) << " | " << worklog::floor_reading(ratio) << " |\n";
       } else {
         md << "- | - | - | no floor (no rate for the declared work) |\n";
       }

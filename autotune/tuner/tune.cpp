@@ -14,6 +14,7 @@
 #include "device_spec.hpp"
 #include "evaluate.hpp"
 #include "floors.hpp"
+#include "kiln/worklog/markdown.hpp"
 #include "header.hpp"
 #include "kiln/hash.hpp"
 #include "kiln/worklog/worklog.hpp"
@@ -159,7 +160,8 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
       }
     }
     std::map<std::string, double> rates = spec.rates;
-    for (const auto& [key, value] : device.value("measured", nlohmann::ordered_json::object()).items()) {
+    const nlohmann::ordered_json measured_section = device.value("measured", nlohmann::ordered_json::object());
+    for (const auto& [key, value] : measured_section.items()) {
       if (value.get<double>() > 0) rates[key] = value.get<double>();
     }
 
@@ -261,7 +263,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
           }
           if (score_floor) {
             double ratio = *outcome.score / *score_floor;
-            e << "; " << fixed(ratio, 2) << "x its floor of " << us(*score_floor) << " (" << reading_of(ratio)
+            e << "; " << fixed(ratio, 2) << "x its floor of " << us(*score_floor) << " (" << worklog::floor_reading(ratio)
               << ", bound by " << bound_label << ")";
             a.tags.push_back(slug(bound_label));
           }
@@ -389,7 +391,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
         out << "    " << p.problem.key() << ": " << us(p.time_s);
         if (p.floor_s > 0) {
           double ratio = p.time_s / p.floor_s;
-          out << ", floor " << us(p.floor_s) << " (" << p.bound << "), " << fixed(ratio, 2) << "x " << reading_of(ratio);
+          out << ", floor " << us(p.floor_s) << " (" << p.bound << "), " << fixed(ratio, 2) << "x " << worklog::floor_reading(ratio);
         }
         out << "\n";
       }

@@ -14,7 +14,7 @@ inline auto ContainsSubstring(const std::string& s) { return Catch::Matchers::Co
 #else
 #include <catch2/catch.hpp>
 namespace kiln_test {
-using Catch::Approx;
+using Catch::Detail::Approx;
 inline auto ContainsSubstring(const std::string& s) { return Catch::Matchers::Contains(s); }
 }  // namespace kiln_test
 #endif
