@@ -1,0 +1,16 @@
+// A hand-written variant Config with the canonical Kiln name the generator would give it, for
+// the untuned defaults, the tests and the benchmark (the generator writes its own).
+#pragma once
+
+#define KILN_ATTENTION_CONFIG(NAME, D, BM, BN, W, S, QR, ST)                                                  \
+  struct NAME {                                                                                            \
+    static constexpr int HEAD_DIM = D;                                                                     \
+    static constexpr int BLOCK_M = BM;                                                                     \
+    static constexpr int BLOCK_N = BN;                                                                     \
+    static constexpr int WARPS = W;                                                                        \
+    static constexpr int STAGES = S;                                                                       \
+    static constexpr int Q_IN_REGS = QR;                                                                   \
+    static constexpr int SPLIT_TARGET = ST;                                                                \
+    static constexpr const char* kiln_name = "attention_d" #D "__HEAD_DIM" #D "_BLOCK_M" #BM "_BLOCK_N" #BN \
+                                             "_WARPS" #W "_STAGES" #S "_Q_IN_REGS" #QR "_SPLIT_TARGET" #ST;  \
+  }

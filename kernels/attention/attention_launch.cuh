@@ -1,0 +1,128 @@
+// Host side of one attention call for a variant (Config): the key-split plan, the scratch it
+// needs, the shared-memory opt-in and the launches. Shared by the Kiln workload and the public API,
+// so the tuner measures exactly what the library runs. Enqueue only: no allocation, no sync.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "attention_kernel.cuh"
+#include "attention_params.cuh"
+#include "attention_traits.cuh"
+
+namespace kiln::attention {
+
+enum class ElementType { bf16, fp16 };
+
+struct SplitPlan {
+  int splits = 1;
+  int tiles_per_split = 0;
+};
+
+// How many key ranges each query block's keys are cut into. Splitting pays only when the grid of
+// (batch, head, query block) leaves SMs idle: then aim for `split_target` blocks per SM, with at
+// least kMinTilesPerSplit key tiles per split and at most kMaxSplits splits.
+inline SplitPlan plan_splits(int batch, int heads_q, int m_blocks, int n_blocks, int split_target, int sm_count) {
+  SplitPlan plan{1, n_blocks};
+  if (split_target <= 0 || n_blocks < 2 * kMinTilesPerSplit) return plan;
+  const std::int64_t blocks = static_cast<std::int64_t>(batch) * heads_q * m_blocks;
+  const std::int64_t target = static_cast<std::int64_t>(split_target) * sm_count;
+  if (blocks >= target) return plan;
+  std::int64_t splits = (target + blocks - 1) / blocks;
+  splits = std::min<std::int64_t>({splits, n_blocks / kMinTilesPerSplit, kMaxSplits});
+  if (splits <= 1) return plan;
+  const int tiles = static_cast<int>((n_blocks + splits - 1) / splits);
+  plan.tiles_per_split = tiles;
+  plan.splits = (n_blocks + tiles - 1) / tiles;  // no split left without tiles
+  return plan;
+}
+
+// Bytes of split scratch for `splits` ranges: fp32 partial outputs, then fp32 log-sum-exps.
+inline std::size_t split_scratch_bytes(int batch, int heads_q, int seq_q, int head_dim, int splits) {
+  if (splits <= 1) return 0;
+  const std::size_t rows = static_cast<std::size_t>(batch) * heads_q * seq_q;
+  return static_cast<std::size_t>(splits) * rows * (static_cast<std::size_t>(head_dim) + 1) * sizeof(float);
+}
+
+inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+template <class Config>
+SplitPlan plan_for(const ForwardParams& p, int sm_count) {
+  using T = Traits<Config>;
+  return plan_splits(p.batch, p.heads_q, ceil_div(p.seq_q, T::kBlockM), ceil_div(p.seq_k, T::kBlockN),
+                     T::kSplitTarget, sm_count);
+}
+
+// Scratch bytes the Config's plan asks for on this problem (0 when it does not split).
+template <class Config>
+std::size_t scratch_bytes_for(const ForwardParams& p, int sm_count) {
+  return split_scratch_bytes(p.batch, p.heads_q, p.seq_q, Config::HEAD_DIM, plan_for<Config>(p, sm_count).splits);
+}
+
+namespace detail {
+
+// Raises a kernel's dynamic shared-memory limit once per device (the attribute is per device).
+template <class Kernel>
+cudaError_t allow_smem(Kernel kernel, int bytes, std::atomic<std::uint64_t>& done_devices) {
+  if (bytes <= 48 * 1024) return cudaSuccess;
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  const std::uint64_t bit = device < 64 ? (std::uint64_t{1} << device) : 0;
+  if (bit != 0 && (done_devices.load(std::memory_order_relaxed) & bit) != 0) return cudaSuccess;
+  status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (status == cudaSuccess && bit != 0) done_devices.fetch_or(bit, std::memory_order_relaxed);
+  return status;
+}
+
+template <class T, class Element, bool kCausal>
+cudaError_t launch_forward(const ForwardParams& p, cudaStream_t stream) {
+  static std::atomic<std::uint64_t> smem_ready{0};
+  auto kernel = attention_forward_kernel<T, Element, kCausal>;
+  cudaError_t status = allow_smem(kernel, T::kSmemBytes, smem_ready);
+  if (status != cudaSuccess) return status;
+  const dim3 grid(static_cast<unsigned>(p.m_blocks * p.splits), static_cast<unsigned>(p.heads_q),
+                  static_cast<unsigned>(p.batch));
+  kernel<<<grid, T::kThreads, T::kSmemBytes, stream>>>(p);
+  status = cudaGetLastError();
+  if (status != cudaSuccess || p.splits <= 1) return status;
+  constexpr int kRowsPerBlock = kCombineThreads / (T::kHeadDim / 4);
+  const std::int64_t rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seq_q;
+  const auto combine_blocks = static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
+  attention_combine_kernel<T::kHeadDim, Element><<<combine_blocks, kCombineThreads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace detail
+
+// Enqueues the attention described by `p` (pointers, shape, strides, scale; the grid fields are
+// filled here) with variant Config. The keys are split only when the plan asks for it and
+// `scratch` holds at least scratch_bytes_for<Config>() bytes; otherwise one pass, same result.
+template <class Config>
+cudaError_t launch(ForwardParams p, ElementType element, bool causal, void* scratch, std::size_t scratch_bytes,
+                   int sm_count, cudaStream_t stream) {
+  using T = Traits<Config>;
+  p.m_blocks = ceil_div(p.seq_q, T::kBlockM);
+  p.n_blocks = ceil_div(p.seq_k, T::kBlockN);
+  SplitPlan plan = plan_for<Config>(p, sm_count);
+  const std::size_t need = split_scratch_bytes(p.batch, p.heads_q, p.seq_q, T::kHeadDim, plan.splits);
+  if (plan.splits > 1 && (scratch == nullptr || scratch_bytes < need)) plan = SplitPlan{1, p.n_blocks};
+  p.splits = plan.splits;
+  p.tiles_per_split = plan.tiles_per_split;
+  if (p.splits > 1) {
+    const std::size_t rows = static_cast<std::size_t>(p.batch) * p.heads_q * p.seq_q;
+    p.o_partial = static_cast<float*>(scratch);
+    p.lse_partial = p.o_partial + static_cast<std::size_t>(p.splits) * rows * T::kHeadDim;
+  }
+  if (element == ElementType::bf16) {
+    return causal ? detail::launch_forward<T, __nv_bfloat16, true>(p, stream)
+                  : detail::launch_forward<T, __nv_bfloat16, false>(p, stream);
+  }
+  return causal ? detail::launch_forward<T, __half, true>(p, stream)
+                : detail::launch_forward<T, __half, false>(p, stream);
+}
+
+}  // namespace kiln::attention

@@ -1,0 +1,66 @@
+// Everything the attention kernel derives from a variant's knobs (a Config with HEAD_DIM, BLOCK_M,
+// BLOCK_N, WARPS, STAGES, Q_IN_REGS, SPLIT_TARGET), checked at compile time. The space files prune
+// with the same formulas before anything is compiled; these asserts catch a Config written by hand.
+#pragma once
+#include <cstdint>
+
+namespace kiln::attention {
+
+// Limits shared by the kernel, the split planner and the workload's scratch sizing.
+inline constexpr int kMaxBlock = 256;         // largest BLOCK_M / BLOCK_N a Config may use
+inline constexpr int kMaxSplitTarget = 4;     // largest SPLIT_TARGET (blocks per SM aimed at)
+inline constexpr int kMaxSplits = 16;         // most key/value splits of one problem
+inline constexpr int kMinTilesPerSplit = 2;   // a split below two key tiles costs more than it gains
+inline constexpr int kMaxSmemPerBlock = 232448;  // sm_90 opt-in limit; the space prunes per device
+
+template <class Config>
+struct Traits {
+  // Knobs.
+  static constexpr int kHeadDim = Config::HEAD_DIM;
+  static constexpr int kBlockM = Config::BLOCK_M;        // query rows per thread block
+  static constexpr int kBlockN = Config::BLOCK_N;        // keys per main-loop iteration
+  static constexpr int kWarps = Config::WARPS;           // warps split the query rows
+  static constexpr int kStages = Config::STAGES;         // K/V tiles in flight (cp.async groups)
+  static constexpr bool kQInRegs = Config::Q_IN_REGS != 0;  // Q fragments loaded once into registers
+  static constexpr int kSplitTarget = Config::SPLIT_TARGET;  // 0: never split the keys
+
+  // Derived.
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kRowsPerWarp = kBlockM / kWarps;
+  static constexpr int kMTiles = kRowsPerWarp / 16;       // m16 tiles per warp
+  static constexpr int kNTiles = kBlockN / 8;             // n8 tiles of the score block S
+  static constexpr int kDTiles = kHeadDim / 8;            // n8 tiles of the output block O
+  static constexpr int kKSteps = kHeadDim / 16;           // k16 steps of Q·Kᵀ
+  static constexpr int kPSteps = kBlockN / 16;            // k16 steps of P·V
+  static constexpr int kChunksPerRow = kHeadDim / 8;      // 16-byte chunks per row of a tile
+  static constexpr int kQElems = kBlockM * kHeadDim;
+  static constexpr int kKVTileElems = kBlockN * kHeadDim;
+  static constexpr int kStageElems = 2 * kKVTileElems;    // one K tile and one V tile
+  static constexpr int kSmemBytes = 2 * (kQElems + kStages * kStageElems);
+  // fp32 accumulators a thread keeps live through the main loop (O, S and, optionally, Q).
+  static constexpr int kAccRegs = kMTiles * 4 * (kDTiles + kNTiles) + (kQInRegs ? kMTiles * kKSteps * 4 : 0);
+
+  static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256,
+                "HEAD_DIM must be 64, 128, 192 or 256: the XOR swizzle permutes 8 chunks of 16 bytes");
+  static_assert(kWarps >= 1 && kThreads <= 1024, "WARPS out of range");
+  static_assert(kBlockM % (16 * kWarps) == 0, "each warp owns a whole number of m16 row tiles");
+  static_assert(kBlockN % 16 == 0, "BLOCK_N must be a multiple of 16 (k16 steps of P·V)");
+  static_assert(kBlockM <= kMaxBlock && kBlockN <= kMaxBlock, "BLOCK_M/BLOCK_N above kMaxBlock");
+  static_assert(kStages >= 2, "the K/V pipeline needs at least two stages");
+  static_assert((kBlockM * kChunksPerRow) % kThreads == 0, "Q tile chunks must divide among the threads");
+  static_assert((kBlockN * kChunksPerRow) % kThreads == 0, "K/V tile chunks must divide among the threads");
+  static_assert((kRowsPerWarp * kChunksPerRow) % 32 == 0, "output rows of a warp must divide among its lanes");
+  static_assert(kSmemBytes <= kMaxSmemPerBlock, "tiles exceed the largest shared memory of a block");
+  static_assert(kSplitTarget >= 0 && kSplitTarget <= kMaxSplitTarget, "SPLIT_TARGET out of range");
+  static_assert(kAccRegs <= 224, "accumulators alone would exhaust the 255 registers of a thread");
+};
+
+// Element offset of (row, 16-byte chunk) in a tile of rows of `kHeadDim` elements: chunk index
+// XOR (row mod 8). The 8 rows one ldmatrix 8x8 reads, all at the same logical chunk, land in 8
+// different 16-byte bank groups, and so do the 4-byte stores of the output fragment.
+template <int kHeadDim>
+__host__ __device__ constexpr int swizzle(int row, int chunk) {
+  return row * kHeadDim + ((chunk ^ (row & 7)) << 3);
+}
+
+}  // namespace kiln::attention

@@ -1,0 +1,231 @@
+// The Kiln workload of the attention spaces (one per head dimension): inputs drawn from a seed,
+// outputs O (bf16/fp16) and the log-sum-exp (fp32), split scratch sized for any variant, and the
+// check against an fp64 host reference (small problems, every row) or an fp32 GPU reference
+// (large problems, a random sample of rows; every element is still checked for being written).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "attention_launch.cuh"
+#include "attention_reference.cuh"
+#include "attention_shape.cuh"
+#include "kiln/cuda_support.hpp"
+#include "kiln/workload.hpp"
+
+namespace kiln::attention {
+
+// Split scratch that covers the plan of any Config Traits<> accepts (BLOCK_M, BLOCK_N multiples
+// of 16 up to kMaxBlock, SPLIT_TARGET up to kMaxSplitTarget), so every variant can split.
+inline std::size_t max_split_scratch_bytes(const Shape& s, int sm_count) {
+  std::size_t most = 0;
+  for (int bm = 16; bm <= kMaxBlock; bm += 16) {
+    for (int bn = 16; bn <= kMaxBlock; bn += 16) {
+      for (int target = 1; target <= kMaxSplitTarget; ++target) {
+        const SplitPlan plan =
+            plan_splits(s.batch, s.heads_q, ceil_div(s.seq_q, bm), ceil_div(s.seq_k, bn), target, sm_count);
+        most = std::max(most, split_scratch_bytes(s.batch, s.heads_q, s.seq_q, s.head_dim, plan.splits));
+      }
+    }
+  }
+  return most;
+}
+
+template <int kHeadDim>
+class Workload final : public kiln::Workload {
+ public:
+  // Above this many multiply-adds (rows · Sk · D) the host reference is too slow for a check.
+  static constexpr std::int64_t kHostReferenceMacs = std::int64_t{1} << 26;
+  static constexpr int kSampleRows = 1024;
+
+  Workload(const kiln::Problem& problem, std::uint64_t seed)
+      : shape_(shape_from_problem(problem, kHeadDim)), seed_(seed) {
+    int device = 0;
+    KILN_CUDA_CHECK(cudaGetDevice(&device));
+    KILN_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
+
+    // Inputs: Q scaled up so that the softmax is peaked on some rows and flat on others, K and V
+    // standard normal; all rounded to the element type, which is what the references read.
+    kiln::Rng rng(seed);
+    HostInputs in;
+    in.q = draw(rng, shape_.q_elems(), 2.0f);
+    in.k = draw(rng, shape_.kv_elems(), 1.0f);
+    in.v = draw(rng, shape_.kv_elems(), 1.0f);
+    q_ = kiln::cuda::DeviceBuffer<std::uint16_t>(in.q);
+    k_ = kiln::cuda::DeviceBuffer<std::uint16_t>(in.k);
+    v_ = kiln::cuda::DeviceBuffer<std::uint16_t>(in.v);
+    o_ = kiln::cuda::DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(shape_.q_elems()));
+    lse_ = kiln::cuda::DeviceBuffer<float>(static_cast<std::size_t>(shape_.rows()));
+    scratch_ = kiln::cuda::DeviceBuffer<float>(max_split_scratch_bytes(shape_, sm_count_) / sizeof(float));
+    if (host_reference()) host_ = std::move(in);  // kept only where the host reference needs it
+    params_ = params_for(shape_, q_.get(), k_.get(), v_.get(), o_.get(), lse_.get());
+  }
+
+  template <class Config>
+  void run(cudaStream_t stream) {
+    static_assert(Config::HEAD_DIM == kHeadDim, "variant of another head dimension");
+    const cudaError_t status =
+        launch<Config>(params_, shape_.element, shape_.causal, scratch_.get(), scratch_.bytes(), sm_count_, stream);
+    if (status != cudaSuccess) {
+      throw kiln::RuntimeError(std::string("attention launch failed: ") + cudaGetErrorName(status) + " (" +
+                               cudaGetErrorString(status) + ") for " + shape_.describe());
+    }
+  }
+
+  void poison() override {
+    o_.fill(shape_.element == ElementType::bf16 ? kiln::poison::bf16 : kiln::poison::f16);
+    lse_.fill(kiln::float_of_bits(kiln::poison::f32));
+  }
+
+  std::vector<kiln::CheckResult> check() override {
+    const std::vector<std::uint16_t> o = o_.download();
+    const std::vector<float> lse = lse_.download();
+    const std::int64_t rows = shape_.rows();
+    const int D = kHeadDim;
+
+    // Reference rows: all of them on the host, or a sample (first, last, random) on the GPU.
+    std::vector<std::int64_t> ref_rows;
+    std::vector<double> ref_o;
+    std::vector<double> ref_lse;
+    if (host_reference()) {
+      ref_rows.resize(static_cast<std::size_t>(rows));
+      ref_o.resize(static_cast<std::size_t>(rows) * D);
+      ref_lse.resize(static_cast<std::size_t>(rows));
+      for (std::int64_t r = 0; r < rows; ++r) {
+        ref_rows[r] = r;
+        ref_lse[r] = reference_row_cpu(shape_, host_, r, &ref_o[static_cast<std::size_t>(r) * D]);
+      }
+    } else {
+      ref_rows = sample_rows(rows);
+      gpu_reference(ref_rows, ref_o, ref_lse);
+    }
+    std::vector<std::int32_t> slot(static_cast<std::size_t>(rows), -1);
+    for (std::size_t n = 0; n < ref_rows.size(); ++n) slot[ref_rows[n]] = static_cast<std::int32_t>(n);
+
+    const bool bf16 = shape_.element == ElementType::bf16;
+    kiln::Comparison out_cmp("out", bf16 ? "bf16" : "fp16");
+    kiln::Comparison lse_cmp("lse", "fp32");
+    std::uint64_t empty_rows = 0, empty_unwritten = 0, empty_wrong = 0;
+    const Strides qs = shape_.q_strides();
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const int i = static_cast<int>(r % shape_.seq_q);
+      const std::int64_t bh = r / shape_.seq_q;
+      const std::int64_t h = bh % shape_.heads_q;
+      const std::int64_t b = bh / shape_.heads_q;
+      const std::uint16_t* row = o.data() + b * qs.batch + h * qs.head + i * qs.seq;
+      // A row that sees no key (causal with Sq > Sk) must be exactly 0 with log-sum-exp -inf,
+      // known without a reference.
+      const bool empty = shape_.visible_keys(i) <= 0;
+      const std::int32_t n = slot[r];
+      for (int d = 0; d < D; ++d) {
+        const double ref = empty ? 0.0 : (n >= 0 ? ref_o[static_cast<std::size_t>(n) * D + d] : 0.0);
+        if (empty || n >= 0) {
+          bf16 ? out_cmp.bf16(row[d], ref) : out_cmp.f16(row[d], ref);
+        } else {
+          bf16 ? out_cmp.written_bf16(row[d]) : out_cmp.written_f16(row[d]);
+        }
+      }
+      if (empty) {
+        ++empty_rows;
+        if (kiln::bits_of(lse[r]) == kiln::poison::f32) {
+          ++empty_unwritten;
+        } else if (!(std::isinf(lse[r]) && lse[r] < 0)) {
+          ++empty_wrong;
+        }
+      } else if (n >= 0) {
+        lse_cmp.f32(lse[r], ref_lse[n]);
+      } else {
+        lse_cmp.written_f32(lse[r]);
+      }
+    }
+    kiln::CheckResult lse_result = lse_cmp.result();
+    // The Comparison has no notion of an expected -inf; count those rows here. A wrong value
+    // there is an unbounded error.
+    lse_result.elements += empty_rows;
+    lse_result.compared += empty_rows;
+    lse_result.unwritten += empty_unwritten;
+    if (empty_wrong > 0) {
+      lse_result.rel_l2 = std::numeric_limits<double>::infinity();
+      lse_result.max_abs_err = std::numeric_limits<double>::infinity();
+    }
+    return {out_cmp.result(), lse_result};
+  }
+
+  std::size_t footprint_bytes() const override { return q_.bytes() + k_.bytes() + v_.bytes() + o_.bytes() + lse_.bytes(); }
+
+  const Shape& shape() const { return shape_; }
+
+ private:
+  bool host_reference() const { return shape_.rows() * shape_.seq_k * kHeadDim <= kHostReferenceMacs; }
+
+  std::vector<std::uint16_t> draw(kiln::Rng& rng, std::int64_t count, float sigma) const {
+    std::vector<std::uint16_t> out(static_cast<std::size_t>(count));
+    const bool bf16 = shape_.element == ElementType::bf16;
+    for (auto& x : out) {
+      const float f = sigma * rng.normal();
+      x = bf16 ? kiln::bf16_from_float(f) : kiln::f16_from_float(f);
+    }
+    return out;
+  }
+
+  // First and last row, the last query of every 8th (batch, head), then random rows.
+  std::vector<std::int64_t> sample_rows(std::int64_t rows) const {
+    std::vector<char> taken(static_cast<std::size_t>(rows), 0);
+    std::vector<std::int64_t> out;
+    auto take = [&](std::int64_t r) {
+      if (!taken[r]) {
+        taken[r] = 1;
+        out.push_back(r);
+      }
+    };
+    take(0);
+    take(rows - 1);
+    const std::int64_t heads = static_cast<std::int64_t>(shape_.batch) * shape_.heads_q;
+    for (std::int64_t bh = 0; bh < heads && static_cast<int>(out.size()) < kSampleRows / 4; bh += 8) {
+      take(bh * shape_.seq_q + shape_.seq_q - 1);
+    }
+    kiln::Rng rng(seed_ ^ 0x5EEDu);
+    const std::int64_t want = std::min<std::int64_t>(rows, kSampleRows);
+    while (static_cast<std::int64_t>(out.size()) < want) take(static_cast<std::int64_t>(rng.uniform() * rows) % rows);
+    return out;
+  }
+
+  void gpu_reference(const std::vector<std::int64_t>& rows, std::vector<double>& ref_o, std::vector<double>& ref_lse) {
+    kiln::cuda::DeviceBuffer<std::int64_t> rows_dev(rows);
+    kiln::cuda::DeviceBuffer<float> out_dev(rows.size() * kHeadDim);
+    kiln::cuda::DeviceBuffer<float> lse_dev(rows.size());
+    const auto blocks = static_cast<unsigned>(rows.size());
+    if (shape_.element == ElementType::bf16) {
+      reference_rows_kernel<kHeadDim, __nv_bfloat16>
+          <<<blocks, kReferenceThreads>>>(params_, shape_.causal, rows_dev.get(), out_dev.get(), lse_dev.get());
+    } else {
+      reference_rows_kernel<kHeadDim, __half>
+          <<<blocks, kReferenceThreads>>>(params_, shape_.causal, rows_dev.get(), out_dev.get(), lse_dev.get());
+    }
+    KILN_CUDA_CHECK(cudaGetLastError());
+    KILN_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> o = out_dev.download();
+    const std::vector<float> l = lse_dev.download();
+    ref_o.assign(o.begin(), o.end());
+    ref_lse.assign(l.begin(), l.end());
+  }
+
+  Shape shape_;
+  std::uint64_t seed_;
+  int sm_count_ = 0;
+  HostInputs host_;
+  kiln::cuda::DeviceBuffer<std::uint16_t> q_, k_, v_, o_;
+  kiln::cuda::DeviceBuffer<float> lse_, scratch_;
+  ForwardParams params_;
+};
+
+using WorkloadD64 = Workload<64>;
+using WorkloadD128 = Workload<128>;
+
+}  // namespace kiln::attention

@@ -1,0 +1,186 @@
+// The benchmark library's C ABI (attention_bench_capi.h) over kiln::attention_forward and the
+// variants listed in bench_variants.inc.
+#include "attention_bench_capi.h"
+
+#include <cuda_runtime.h>
+
+#include <exception>
+#include <string>
+
+#include "attention_launch.cuh"
+#include "kiln/attention.hpp"
+
+#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST)                                                  \
+  cudaError_t kiln_bench_launch_##NAME(const kiln::attention::ForwardParams&, kiln::attention::ElementType, \
+                                       bool, void*, std::size_t, int, cudaStream_t);                      \
+  std::size_t kiln_bench_scratch_##NAME(const kiln::attention::ForwardParams&, int);                       \
+  const char* kiln_bench_name_##NAME();
+#include "bench_variants.inc"
+#undef KILN_BENCH_VARIANT
+
+namespace {
+
+struct Variant {
+  int head_dim;
+  cudaError_t (*launch)(const kiln::attention::ForwardParams&, kiln::attention::ElementType, bool, void*, std::size_t,
+                        int, cudaStream_t);
+  std::size_t (*scratch)(const kiln::attention::ForwardParams&, int);
+  const char* (*name)();
+};
+
+const Variant kVariants[] = {
+#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST) \
+  {D, kiln_bench_launch_##NAME, kiln_bench_scratch_##NAME, kiln_bench_name_##NAME},
+#include "bench_variants.inc"
+#undef KILN_BENCH_VARIANT
+};
+constexpr int kVariantCount = sizeof(kVariants) / sizeof(kVariants[0]);
+
+thread_local std::string last_error;
+
+kiln::AttentionParams to_params(const KilnAttentionCall& c) {
+  kiln::AttentionParams p;
+  p.q = c.q;
+  p.k = c.k;
+  p.v = c.v;
+  p.o = c.o;
+  p.lse = c.lse;
+  p.dtype = c.dtype == 0 ? kiln::AttentionDType::bf16 : kiln::AttentionDType::fp16;
+  p.batch = c.batch;
+  p.heads_q = c.heads_q;
+  p.heads_kv = c.heads_kv;
+  p.seq_q = c.seq_q;
+  p.seq_k = c.seq_k;
+  p.head_dim = c.head_dim;
+  p.q_strides = {c.q_strides[0], c.q_strides[1], c.q_strides[2]};
+  p.k_strides = {c.k_strides[0], c.k_strides[1], c.k_strides[2]};
+  p.v_strides = {c.v_strides[0], c.v_strides[1], c.v_strides[2]};
+  p.o_strides = {c.o_strides[0], c.o_strides[1], c.o_strides[2]};
+  p.causal = c.causal != 0;
+  p.scale = c.scale;
+  p.workspace = c.workspace;
+  p.workspace_bytes = c.workspace_bytes;
+  return p;
+}
+
+kiln::attention::ForwardParams to_forward(const KilnAttentionCall& c) {
+  kiln::attention::ForwardParams p;
+  p.q = c.q;
+  p.k = c.k;
+  p.v = c.v;
+  p.o = c.o;
+  p.lse = c.lse;
+  p.q_batch_stride = c.q_strides[0];
+  p.q_head_stride = c.q_strides[1];
+  p.q_seq_stride = c.q_strides[2];
+  p.k_batch_stride = c.k_strides[0];
+  p.k_head_stride = c.k_strides[1];
+  p.k_seq_stride = c.k_strides[2];
+  p.v_batch_stride = c.v_strides[0];
+  p.v_head_stride = c.v_strides[1];
+  p.v_seq_stride = c.v_strides[2];
+  p.o_batch_stride = c.o_strides[0];
+  p.o_head_stride = c.o_strides[1];
+  p.o_seq_stride = c.o_strides[2];
+  p.batch = c.batch;
+  p.heads_q = c.heads_q;
+  p.heads_kv = c.heads_kv;
+  p.seq_q = c.seq_q;
+  p.seq_k = c.seq_k;
+  p.group = c.heads_q / c.heads_kv;
+  p.scale = c.scale;
+  p.scale_log2 = c.scale * 1.4426950408889634f;
+  return p;
+}
+
+int sm_count() {
+  static int count = [] {
+    int device = 0, n = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
+    return n;
+  }();
+  return count;
+}
+
+bool valid_variant(int index, const KilnAttentionCall* call) {
+  if (index < 0 || index >= kVariantCount) {
+    last_error = "no variant " + std::to_string(index);
+    return false;
+  }
+  if (call != nullptr && call->head_dim != kVariants[index].head_dim) {
+    last_error = "variant " + std::string(kVariants[index].name()) + " is for another head_dim";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+int kiln_attention_bench_forward(const KilnAttentionCall* call, void* stream) {
+  try {
+    kiln::attention_forward(to_params(*call), static_cast<cudaStream_t>(stream));
+    return 0;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return 1;
+  }
+}
+
+size_t kiln_attention_bench_workspace_bytes(const KilnAttentionCall* call) {
+  try {
+    return kiln::attention_workspace_bytes(to_params(*call));
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return 0;
+  }
+}
+
+const char* kiln_attention_bench_dispatched(const KilnAttentionCall* call) {
+  try {
+    return kiln::attention_variant_name(to_params(*call));
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return "";
+  }
+}
+
+int kiln_attention_bench_variant_count(void) { return kVariantCount; }
+
+const char* kiln_attention_bench_variant_name(int index) {
+  return valid_variant(index, nullptr) ? kVariants[index].name() : "";
+}
+
+int kiln_attention_bench_variant_head_dim(int index) {
+  return valid_variant(index, nullptr) ? kVariants[index].head_dim : 0;
+}
+
+// Checks the arguments as the public entry does (same messages), then launches the variant.
+int kiln_attention_bench_forward_variant(int index, const KilnAttentionCall* call, void* stream) {
+  if (!valid_variant(index, call)) return 1;
+  try {
+    (void)kiln::attention_workspace_bytes(to_params(*call));  // validation only
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return 1;
+  }
+  const auto element = call->dtype == 0 ? kiln::attention::ElementType::bf16 : kiln::attention::ElementType::fp16;
+  const cudaError_t status = kVariants[index].launch(to_forward(*call), element, call->causal != 0, call->workspace,
+                                                     call->workspace_bytes, sm_count(), static_cast<cudaStream_t>(stream));
+  if (status != cudaSuccess) {
+    last_error = std::string("launch failed: ") + cudaGetErrorString(status);
+    return 1;
+  }
+  return 0;
+}
+
+size_t kiln_attention_bench_variant_workspace_bytes(int index, const KilnAttentionCall* call) {
+  if (!valid_variant(index, call)) return 0;
+  return kVariants[index].scratch(to_forward(*call), sm_count());
+}
+
+const char* kiln_attention_bench_error(void) { return last_error.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,24 @@
+// One benchmark variant per translation unit (so they compile in parallel): a Config and the two
+// entry points the C ABI table calls, kiln_bench_launch_<name> and kiln_bench_scratch_<name>.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "attention_config.hpp"
+#include "attention_launch.cuh"
+
+#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST)                                                  \
+  namespace kiln_bench_##NAME {                                                                            \
+  KILN_ATTENTION_CONFIG(Config, D, BM, BN, W, S, QR, ST);                                                  \
+  }                                                                                                        \
+  cudaError_t kiln_bench_launch_##NAME(const kiln::attention::ForwardParams& p,                            \
+                                       kiln::attention::ElementType element, bool causal, void* scratch,   \
+                                       std::size_t scratch_bytes, int sms, cudaStream_t stream) {          \
+    return kiln::attention::launch<kiln_bench_##NAME::Config>(p, element, causal, scratch, scratch_bytes,  \
+                                                              sms, stream);                                \
+  }                                                                                                        \
+  std::size_t kiln_bench_scratch_##NAME(const kiln::attention::ForwardParams& p, int sms) {                \
+    return kiln::attention::scratch_bytes_for<kiln_bench_##NAME::Config>(p, sms);                          \
+  }                                                                                                        \
+  const char* kiln_bench_name_##NAME() { return kiln_bench_##NAME::Config::kiln_name; }

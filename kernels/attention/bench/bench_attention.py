@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""Kiln attention against PyTorch SDPA, one process, one device, one timing method.
+
+Loads libkiln_attention_bench.so (build.sh) with ctypes and calls it on torch tensors' data
+pointers. Per shape it measures:
+  kernel time  - a CUDA graph of n back-to-back calls (n sized to ~20 ms), replayed 7 times,
+                 median replay / n;
+  latency      - one call from the host with CUDA events around it, the GPU idle before it
+                 (synchronize first), median of 30.
+for Kiln (the variant the library dispatches to, and every variant compiled in) and SDPA's flash,
+cuDNN, efficient and default backends. TFLOP/s follow FlashAttention's convention (4·B·H·S²·D,
+halved for causal); the floor is the larger of tensor FLOPs / tensor rate, bytes / DRAM rate and
+exp count / SFU rate, with the exact causal pair count. Before timing, every Kiln output is
+compared with SDPA's math backend in fp32 (shapes whose score matrix fits).
+"""
+import argparse
+import ctypes
+import json
+import math
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+class Call(ctypes.Structure):
+    _fields_ = [
+        ("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
+        ("lse", ctypes.c_void_p), ("dtype", ctypes.c_int32),
+        ("batch", ctypes.c_int32), ("heads_q", ctypes.c_int32), ("heads_kv", ctypes.c_int32),
+        ("seq_q", ctypes.c_int32), ("seq_k", ctypes.c_int32), ("head_dim", ctypes.c_int32),
+        ("causal", ctypes.c_int32), ("scale", ctypes.c_float),
+        ("q_strides", ctypes.c_int64 * 3), ("k_strides", ctypes.c_int64 * 3),
+        ("v_strides", ctypes.c_int64 * 3), ("o_strides", ctypes.c_int64 * 3),
+        ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t),
+    ]
+
+
+def load_library(path):
+    lib = ctypes.CDLL(path)
+    P = ctypes.POINTER(Call)
+    lib.kiln_attention_bench_forward.argtypes = [P, ctypes.c_void_p]
+    lib.kiln_attention_bench_forward.restype = ctypes.c_int
+    lib.kiln_attention_bench_workspace_bytes.argtypes = [P]
+    lib.kiln_attention_bench_workspace_bytes.restype = ctypes.c_size_t
+    lib.kiln_attention_bench_dispatched.argtypes = [P]
+    lib.kiln_attention_bench_dispatched.restype = ctypes.c_char_p
+    lib.kiln_attention_bench_variant_count.restype = ctypes.c_int
+    lib.kiln_attention_bench_variant_name.argtypes = [ctypes.c_int]
+    lib.kiln_attention_bench_variant_name.restype = ctypes.c_char_p
+    lib.kiln_attention_bench_variant_head_dim.argtypes = [ctypes.c_int]
+    lib.kiln_attention_bench_variant_head_dim.restype = ctypes.c_int
+    lib.kiln_attention_bench_forward_variant.argtypes = [ctypes.c_int, P, ctypes.c_void_p]
+    lib.kiln_attention_bench_forward_variant.restype = ctypes.c_int
+    lib.kiln_attention_bench_variant_workspace_bytes.argtypes = [ctypes.c_int, P]
+    lib.kiln_attention_bench_variant_workspace_bytes.restype = ctypes.c_size_t
+    lib.kiln_attention_bench_error.restype = ctypes.c_char_p
+    return lib
+
+
+# Rates of the device presets (presets/devices/*.json): tensor (wgmma bf16), DRAM, SFU ex2.
+RATES = {
+    "H200": {"tensor": 9.65e14, "dram": 4.1e12, "sfu": 4.16e12},
+    "H100": {"tensor": 9.65e14, "dram": 3.0e12, "sfu": 4.16e12},
+    "L4": {"tensor": 1.21e14, "dram": 3.0e11, "sfu": 1.89e12},
+}
+MMA_SYNC_PEAK = {"H200": 6.3e14, "H100": 6.3e14}
+
+
+def visible_pairs(sq, sk, causal):
+    if not causal:
+        return sq * sk
+    if sk >= sq:
+        return sq * (sk - sq) + sq * (sq + 1) // 2
+    return sk * (sk + 1) // 2
+
+
+def floor_seconds(b, h, s, d, causal, rates):
+    pairs = visible_pairs(s, s, causal)
+    flops = 4 * b * h * d * pairs
+    bytes_ = 2 * d * (2 * b * h * s + 2 * b * h * s)
+    return max(flops / rates["tensor"], bytes_ / rates["dram"], b * h * pairs / rates["sfu"])
+
+
+def fa_flops(b, h, s, d, causal):
+    return 4 * b * h * s * s * d / (2 if causal else 1)
+
+
+class Shape:
+    def __init__(self, b, h, s, d, causal):
+        self.b, self.h, self.s, self.d, self.causal = b, h, s, d, causal
+
+    def __str__(self):
+        return f"B{self.b} H{self.h} S{self.s} D{self.d} {'causal' if self.causal else 'full'}"
+
+
+def seed_shapes():
+    # The L4 seed shapes (B, H, S, D): four small ones in both masks, then the two named ones.
+    out = []
+    for b, h, s in [(1, 1, 128), (4, 8, 128), (8, 8, 128), (8, 8, 256)]:
+        out += [Shape(b, h, s, 64, False), Shape(b, h, s, 64, True)]
+    out += [Shape(16, 8, 512, 64, True), Shape(1, 8, 512, 64, False)]
+    return out
+
+
+def fa_grid(seqs):
+    # FlashAttention's benchmark grid: 16k tokens (B = 16384 / S), H·D = 2048.
+    return [Shape(16384 // s, 2048 // d, s, d, causal) for d in (64, 128) for causal in (False, True) for s in seqs]
+
+
+class Problem:
+    """Tensors [B, S, H, D] (bf16) shared by Kiln and SDPA (which sees [B, H, S, D] views)."""
+
+    def __init__(self, lib, shape, variants):
+        self.lib, self.shape = lib, shape
+        b, h, s, d = shape.b, shape.h, shape.s, shape.d
+        g = torch.Generator(device="cuda").manual_seed(1234 + s + d)
+        self.q = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16, generator=g)
+        self.k = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16, generator=g)
+        self.v = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16, generator=g)
+        self.o = torch.empty_like(self.q)
+        self.qt, self.kt, self.vt = (x.transpose(1, 2) for x in (self.q, self.k, self.v))
+        c = Call()
+        c.q, c.k, c.v, c.o = self.q.data_ptr(), self.k.data_ptr(), self.v.data_ptr(), self.o.data_ptr()
+        c.lse = None
+        c.dtype = 0
+        c.batch, c.heads_q, c.heads_kv, c.seq_q, c.seq_k, c.head_dim = b, h, h, s, s, d
+        c.causal = int(shape.causal)
+        c.scale = 1.0 / math.sqrt(d)
+        for name in ("q_strides", "k_strides", "v_strides", "o_strides"):
+            getattr(c, name)[:] = [s * h * d, d, h * d]
+        need = lib.kiln_attention_bench_workspace_bytes(ctypes.byref(c))
+        for i in variants:
+            need = max(need, lib.kiln_attention_bench_variant_workspace_bytes(i, ctypes.byref(c)))
+        self.workspace = torch.empty(max(need, 16), dtype=torch.uint8, device="cuda")
+        c.workspace, c.workspace_bytes = self.workspace.data_ptr(), self.workspace.numel()
+        self.call = c
+        self.ref = ctypes.byref(c)
+
+    def kiln(self):
+        lib, ref = self.lib, self.ref
+
+        def run(stream):
+            if lib.kiln_attention_bench_forward(ref, stream) != 0:
+                raise RuntimeError(lib.kiln_attention_bench_error().decode())
+        return run
+
+    def variant(self, i):
+        lib, ref = self.lib, self.ref
+
+        def run(stream):
+            if lib.kiln_attention_bench_forward_variant(i, ref, stream) != 0:
+                raise RuntimeError(lib.kiln_attention_bench_error().decode())
+        return run
+
+    def sdpa(self, backend):
+        q, k, v, causal = self.qt, self.kt, self.vt, self.shape.causal
+        if backend is None:
+            return lambda stream: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+        def run(stream):
+            with sdpa_kernel(backend):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return run
+
+    def reference(self):
+        with sdpa_kernel(SDPBackend.MATH):
+            return F.scaled_dot_product_attention(self.qt.float(), self.kt.float(), self.vt.float(),
+                                                  is_causal=self.shape.causal)
+
+
+def current_stream():
+    return torch.cuda.current_stream().cuda_stream
+
+
+def kernel_time_us(fn, target_ms=20.0, reps=7):
+    fn(current_stream())
+    torch.cuda.synchronize()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    for _ in range(3):
+        fn(current_stream())
+    e1.record()
+    e1.synchronize()
+    one = max(e0.elapsed_time(e1) / 3, 1e-3)
+    n = max(1, min(200, int(target_ms / one)))
+    try:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            s = current_stream()
+            for _ in range(n):
+                fn(s)
+        graph.replay()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(reps):
+            e0.record()
+            graph.replay()
+            e1.record()
+            e1.synchronize()
+            times.append(e0.elapsed_time(e1) / n)
+        del graph
+    except RuntimeError:  # not capturable: back-to-back calls instead
+        times = []
+        for _ in range(reps):
+            e0.record()
+            for _ in range(n):
+                fn(current_stream())
+            e1.record()
+            e1.synchronize()
+            times.append(e0.elapsed_time(e1) / n)
+    return statistics.median(times) * 1e3
+
+
+def latency_us(fn, reps=30):
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s = current_stream()
+    fn(s)
+    times = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        e0.record()
+        fn(s)
+        e1.record()
+        e1.synchronize()
+        times.append(e0.elapsed_time(e1))
+    return statistics.median(times) * 1e3
+
+
+BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
+            ("efficient", SDPBackend.EFFICIENT_ATTENTION), ("default", None)]
+
+
+def rel_l2(out_bshd, ref_bhsd):
+    diff = out_bshd.transpose(1, 2).float() - ref_bhsd
+    return (diff.norm() / ref_bhsd.norm()).item()
+
+
+def bench_shape(lib, shape, all_variants, rates, check_limit):
+    variants = [i for i in all_variants if lib.kiln_attention_bench_variant_head_dim(i) == shape.d]
+    prob = Problem(lib, shape, variants)
+    row = {"shape": str(shape), "b": shape.b, "h": shape.h, "s": shape.s, "d": shape.d, "causal": shape.causal,
+           "dispatched": lib.kiln_attention_bench_dispatched(prob.ref).decode(), "errors": {}, "kernel_us": {},
+           "latency_us": {}}
+    kiln_methods = [("kiln", prob.kiln())] + [(lib.kiln_attention_bench_variant_name(i).decode(), prob.variant(i))
+                                               for i in variants]
+    if shape.b * shape.h * shape.s * shape.s <= check_limit:
+        ref = prob.reference()
+        for name, fn in kiln_methods:
+            prob.o.fill_(float("nan"))
+            fn(current_stream())
+            torch.cuda.synchronize()
+            row["errors"][name] = rel_l2(prob.o, ref)
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            row["errors"]["sdpa_flash"] = (
+                (F.scaled_dot_product_attention(prob.qt, prob.kt, prob.vt, is_causal=shape.causal).float() - ref).norm()
+                / ref.norm()).item()
+        del ref
+    for name, fn in kiln_methods:
+        row["kernel_us"][name] = kernel_time_us(fn)
+    for name, backend in BACKENDS:
+        try:
+            row["kernel_us"][name] = kernel_time_us(prob.sdpa(backend))
+            row["latency_us"][name] = latency_us(prob.sdpa(backend))
+        except RuntimeError as e:
+            row["kernel_us"][name] = None
+            row["latency_us"][name] = None
+            row.setdefault("unsupported", {})[name] = str(e).splitlines()[0][:120]
+    best = min((n for n, _ in kiln_methods[1:]), key=lambda n: row["kernel_us"][n], default="kiln")
+    row["best_variant"] = best
+    row["latency_us"]["kiln"] = latency_us(prob.kiln())
+    if best != "kiln":
+        row["latency_us"]["best"] = latency_us(prob.variant(variants[[n for n, _ in kiln_methods[1:]].index(best)]))
+    row["floor_us"] = floor_seconds(shape.b, shape.h, shape.s, shape.d, shape.causal, rates) * 1e6
+    row["fa_flops"] = fa_flops(shape.b, shape.h, shape.s, shape.d, shape.causal)
+    return row
+
+
+def fmt(x, spec=".1f"):
+    return "n/a" if x is None else format(x, spec)
+
+
+def print_tables(rows, device):
+    print(f"\n## Kernel time (CUDA graph of back-to-back calls, median), {device}")
+    print("shape | floor us | kiln us | TFLOP/s | x floor | best variant us | best TFLOP/s | flash us | cudnn us | "
+          "efficient us | default us | kiln/flash | best/flash | best/cudnn | best/default | max rel_l2")
+    for r in rows:
+        k = r["kernel_us"]
+        kiln, best = k["kiln"], k[r["best_variant"]]
+        tf = lambda us: None if us is None else r["fa_flops"] / us * 1e-6
+        ratio = lambda a, b: None if (a is None or b is None) else b / a  # > 1: Kiln faster
+        errs = [v for n, v in r["errors"].items() if n != "sdpa_flash"]
+        print(" | ".join([r["shape"], fmt(r["floor_us"]), fmt(kiln), fmt(tf(kiln)), fmt(kiln / r["floor_us"], ".2f"),
+                          fmt(best), fmt(tf(best)), fmt(k["flash"]), fmt(k["cudnn"]), fmt(k["efficient"]),
+                          fmt(k["default"]), fmt(ratio(kiln, k["flash"]), ".2f"), fmt(ratio(best, k["flash"]), ".2f"),
+                          fmt(ratio(best, k["cudnn"]), ".2f"), fmt(ratio(best, k["default"]), ".2f"),
+                          fmt(max(errs) if errs else None, ".1e")]))
+    print(f"\n## Per-call latency (one call from the host, events around it, median of 30), {device}")
+    print("shape | kiln us | best us | flash us | cudnn us | efficient us | default us | dispatched | best variant")
+    for r in rows:
+        lat = r["latency_us"]
+        print(" | ".join([r["shape"], fmt(lat["kiln"]), fmt(lat.get("best", lat["kiln"])), fmt(lat["flash"]),
+                          fmt(lat["cudnn"]), fmt(lat["efficient"]), fmt(lat["default"]), r["dispatched"],
+                          r["best_variant"]]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", required=True, help="path of libkiln_attention_bench.so")
+    ap.add_argument("--shapes", default="seed,grid", help="comma list of: seed, grid")
+    ap.add_argument("--seqs", default="512,1024,2048,4096,8192,16384", help="grid sequence lengths")
+    ap.add_argument("--variants", default="all", help="'all', 'none' or comma list of variant indices")
+    ap.add_argument("--check-limit", type=float, default=2 ** 31, help="largest B·H·S² checked against fp32 math")
+    ap.add_argument("--json", help="write every number here")
+    args = ap.parse_args()
+
+    lib = load_library(os.path.abspath(args.lib))
+    device = torch.cuda.get_device_name()
+    rates = next((v for k, v in RATES.items() if k in device), RATES["H100"])
+    count = lib.kiln_attention_bench_variant_count()
+    if args.variants == "all":
+        variants = list(range(count))
+    elif args.variants == "none":
+        variants = []
+    else:
+        variants = [int(x) for x in args.variants.split(",")]
+    shapes = []
+    if "seed" in args.shapes:
+        shapes += seed_shapes()
+    if "grid" in args.shapes:
+        shapes += fa_grid([int(x) for x in args.seqs.split(",")])
+    print(f"device: {device}, torch {torch.__version__}, {count} variants compiled", flush=True)
+    rows = []
+    for shape in shapes:
+        row = bench_shape(lib, shape, variants, rates, args.check_limit)
+        errs = {n: f"{e:.1e}" for n, e in row["errors"].items()}
+        print(f"{shape}: kiln {row['kernel_us']['kiln']:.1f} us, best {row['best_variant']} "
+              f"{row['kernel_us'][row['best_variant']]:.1f} us, flash {fmt(row['kernel_us']['flash'])} us; "
+              f"rel_l2 {errs}", flush=True)
+        rows.append(row)
+        torch.cuda.empty_cache()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": device, "torch": torch.__version__, "rows": rows}, f, indent=1)
+    print_tables(rows, device)
+    bad = [(r["shape"], n, e) for r in rows for n, e in r["errors"].items() if n != "sdpa_flash" and not e <= 2e-2]
+    if bad:
+        print("ACCURACY FAILURES:", bad)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds, with nvcc alone (no CMake, no rest of Kiln), the attention benchmark library
+# libkiln_attention_bench.so (C ABI, attention_bench_capi.h: the public API plus the variants of
+# bench_variants.inc) and the three attention test programs, for one GPU architecture.
+#   kernels/attention/bench/build.sh [90a|89] [output dir]
+# Every translation unit compiles in parallel; ptxas register/spill reports go to ptxas.log.
+set -euo pipefail
+arch="${1:-90a}"
+root="$(cd "$(dirname "$0")/../../.." && pwd)"
+out="$(mkdir -p "${2:-$root/build/attention-bench-$arch}" && cd "${2:-$root/build/attention-bench-$arch}" && pwd)"
+case "$arch" in
+  90a) gencode="-gencode=arch=compute_90a,code=sm_90a" ;;
+  89) gencode="-gencode=arch=compute_89,code=sm_89" ;;
+  *) echo "architecture must be 90a or 89" >&2; exit 2 ;;
+esac
+nvcc="${NVCC:-nvcc}"
+att="$root/kernels/attention"
+flags=(-std=c++17 -O3 $gencode -Xcompiler -fPIC -Xptxas=-v
+       -I"$att" -I"$att/include" -I"$att/src" -I"$att/bench" -I"$root/autotune/include" -I"$root/tests/kernels/attention")
+
+mkdir -p "$out/gen" "$out/obj" "$out/log"
+# One source per benchmark variant.
+grep '^KILN_BENCH_VARIANT(' "$att/bench/bench_variants.inc" | while read -r line; do
+  name="$(echo "$line" | sed -E 's/^KILN_BENCH_VARIANT\(([A-Za-z0-9_]+),.*/\1/')"
+  printf '#include "attention_bench_variant.cuh"\n%s\n' "$line" > "$out/gen/$name.cu.new"
+  cmp -s "$out/gen/$name.cu.new" "$out/gen/$name.cu" 2>/dev/null && rm "$out/gen/$name.cu.new" || mv "$out/gen/$name.cu.new" "$out/gen/$name.cu"
+done
+
+export nvcc out
+export flags_str="${flags[*]}"
+jobs=()
+for src in "$out"/gen/*.cu "$att/src/attention_api.cu" "$att/bench/attention_bench_capi.cu" \
+           "$root/tests/kernels/attention/attention_variants_d64_test.cu" \
+           "$root/tests/kernels/attention/attention_variants_d128_test.cu" \
+           "$root/tests/kernels/attention/attention_api_test.cu"; do
+  jobs+=("$src")
+done
+printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -I{} bash -c \
+  'src="{}"; obj="$out/obj/$(basename "${src%.cu}").o"; $nvcc $flags_str -c "$src" -o "$obj" > "$out/log/$(basename "$obj").log" 2>&1 || { cat "$out/log/$(basename "$obj").log" >&2; exit 255; }'
+
+variant_objs=()
+for f in "$out"/gen/*.cu; do variant_objs+=("$out/obj/$(basename "${f%.cu}").o"); done
+"$nvcc" $gencode -shared -o "$out/libkiln_attention_bench.so" "$out/obj/attention_bench_capi.o" "$out/obj/attention_api.o" "${variant_objs[@]}"
+"$nvcc" $gencode -o "$out/attention_variants_d64_test" "$out/obj/attention_variants_d64_test.o"
+"$nvcc" $gencode -o "$out/attention_variants_d128_test" "$out/obj/attention_variants_d128_test.o"
+"$nvcc" $gencode -o "$out/attention_api_test" "$out/obj/attention_api_test.o" "$out/obj/attention_api.o"
+
+# Register and spill report per kernel instantiation.
+grep -h -E "Compiling entry|registers|spill" "$out"/log/*.log | paste - - - |
+  sed -E "s/.*entry function '([^']+)'.*\t *([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores.*Used ([0-9]+) registers.*/\4 regs, \3 B spilled: \1/" \
+  > "$out/ptxas.log"
+echo "built in $out ($(wc -l < "$out/ptxas.log") kernels; $(grep -vc ' 0 B spilled' "$out/ptxas.log" || true) with spills)"

@@ -1,0 +1,162 @@
+// kiln::attention_forward: argument checks, then the variant Kiln chose for the problem's bucket
+// (kiln/tuned/attention_d<D>.hpp, generated at build time), or the untuned defaults when the
+// build has no tuned header for that head dimension.
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "attention_dispatch.hpp"
+#include "attention_launch.cuh"
+#include "attention_params.cuh"
+#include "kiln/attention.hpp"
+
+namespace kiln {
+namespace {
+
+using attention::ElementType;
+using attention::ForwardParams;
+
+[[noreturn]] void reject(const std::string& what) { throw AttentionError("kiln::attention_forward: " + what); }
+
+void check_strides(const char* name, const AttentionStrides& s) {
+  const std::int64_t limit = (std::int64_t{1} << 31) / attention::kMaxBlock;  // in-tile offsets are 32-bit
+  for (std::int64_t x : {s.batch, s.head, s.seq}) {
+    if (x % 8 != 0) {
+      reject(std::string(name) + " strides must be multiples of 8 elements (16-byte rows), got {" +
+             std::to_string(s.batch) + ", " + std::to_string(s.head) + ", " + std::to_string(s.seq) + "}");
+    }
+    if (x < 0) reject(std::string(name) + " strides must not be negative");
+  }
+  if (s.seq >= limit) reject(std::string(name) + " sequence stride must be below " + std::to_string(limit) + " elements");
+}
+
+void check_pointer(const char* name, const void* p, bool required) {
+  if (p == nullptr) {
+    if (required) reject(std::string(name) + " is null");
+    return;
+  }
+  if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) reject(std::string(name) + " must be 16-byte aligned");
+}
+
+void validate(const AttentionParams& a) {
+  check_pointer("q", a.q, true);
+  check_pointer("k", a.k, true);
+  check_pointer("v", a.v, true);
+  check_pointer("o", a.o, true);
+  check_pointer("lse", a.lse, false);
+  check_pointer("workspace", a.workspace, false);
+  if (a.dtype != AttentionDType::bf16 && a.dtype != AttentionDType::fp16) reject("dtype must be bf16 or fp16");
+  if (a.head_dim != 64 && a.head_dim != 128) {
+    reject("head_dim " + std::to_string(a.head_dim) + " is not supported (supported: 64, 128)");
+  }
+  if (a.batch < 1 || a.heads_q < 1 || a.heads_kv < 1 || a.seq_q < 1 || a.seq_k < 1) {
+    reject("batch, heads_q, heads_kv, seq_q and seq_k must all be >= 1");
+  }
+  if (a.batch > 65535 || a.heads_q > 65535) reject("batch and heads_q must be <= 65535 (grid limits)");
+  if (a.heads_q % a.heads_kv != 0) {
+    reject("heads_q (" + std::to_string(a.heads_q) + ") must be a multiple of heads_kv (" + std::to_string(a.heads_kv) + ")");
+  }
+  if (!std::isfinite(a.scale) || a.scale <= 0.f) reject("scale must be finite and > 0 (1/sqrt(head_dim) is usual)");
+  check_strides("q", a.q_strides);
+  check_strides("k", a.k_strides);
+  check_strides("v", a.v_strides);
+  check_strides("o", a.o_strides);
+}
+
+ForwardParams to_forward(const AttentionParams& a) {
+  ForwardParams p;
+  p.q = a.q;
+  p.k = a.k;
+  p.v = a.v;
+  p.o = a.o;
+  p.lse = a.lse;
+  p.q_batch_stride = a.q_strides.batch;
+  p.q_head_stride = a.q_strides.head;
+  p.q_seq_stride = a.q_strides.seq;
+  p.k_batch_stride = a.k_strides.batch;
+  p.k_head_stride = a.k_strides.head;
+  p.k_seq_stride = a.k_strides.seq;
+  p.v_batch_stride = a.v_strides.batch;
+  p.v_head_stride = a.v_strides.head;
+  p.v_seq_stride = a.v_strides.seq;
+  p.o_batch_stride = a.o_strides.batch;
+  p.o_head_stride = a.o_strides.head;
+  p.o_seq_stride = a.o_strides.seq;
+  p.batch = a.batch;
+  p.heads_q = a.heads_q;
+  p.heads_kv = a.heads_kv;
+  p.seq_q = a.seq_q;
+  p.seq_k = a.seq_k;
+  p.group = a.heads_q / a.heads_kv;
+  p.scale = a.scale;
+  p.scale_log2 = a.scale * 1.4426950408889634f;
+  return p;
+}
+
+// Multiprocessor count of the current device, read once per device.
+int sm_count() {
+  static std::atomic<int> cached[64] = {};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) throw std::runtime_error("kiln::attention_forward: no CUDA device");
+  if (device < 64) {
+    const int known = cached[device].load(std::memory_order_relaxed);
+    if (known > 0) return known;
+  }
+  int count = 0;
+  if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || count < 1) {
+    throw std::runtime_error("kiln::attention_forward: cannot read the multiprocessor count");
+  }
+  if (device < 64) cached[device].store(count, std::memory_order_relaxed);
+  return count;
+}
+
+attention::DispatchProblem to_problem(const AttentionParams& a) {
+  attention::DispatchProblem p;
+  p.B = a.batch;
+  p.Hq = a.heads_q;
+  p.Hkv = a.heads_kv;
+  p.Sq = a.seq_q;
+  p.Sk = a.seq_k;
+  p.dtype = ::kiln::Choice{a.dtype == AttentionDType::bf16 ? "bf16" : "fp16"};
+  p.mask = ::kiln::Choice{a.causal ? "causal" : "full"};
+  p.layout = ::kiln::Choice{a.q_strides.seq == a.head_dim ? "bhsd" : "bshd"};
+  return p;
+}
+
+}  // namespace
+
+void attention_forward(const AttentionParams& params, cudaStream_t stream) {
+  validate(params);
+  const ForwardParams p = to_forward(params);
+  const int sms = sm_count();
+  const ElementType element = params.dtype == AttentionDType::bf16 ? ElementType::bf16 : ElementType::fp16;
+  const cudaError_t status = attention::dispatch(params.head_dim, to_problem(params), [&](auto config) {
+    using Config = decltype(config);
+    return attention::launch<Config>(p, element, params.causal, params.workspace, params.workspace_bytes, sms, stream);
+  });
+  if (status != cudaSuccess) {
+    throw std::runtime_error(std::string("kiln::attention_forward: launch failed: ") + cudaGetErrorName(status) + " (" +
+                             cudaGetErrorString(status) + ")");
+  }
+}
+
+std::size_t attention_workspace_bytes(const AttentionParams& params) {
+  validate(params);
+  const ForwardParams p = to_forward(params);
+  const int sms = sm_count();
+  return attention::dispatch(params.head_dim, to_problem(params), [&](auto config) {
+    return attention::scratch_bytes_for<decltype(config)>(p, sms);
+  });
+}
+
+const char* attention_variant_name(const AttentionParams& params) {
+  validate(params);
+  return attention::dispatch(params.head_dim, to_problem(params),
+                             [](auto config) -> const char* { return decltype(config)::kiln_name; });
+}
+
+}  // namespace kiln
