@@ -67,7 +67,7 @@ __device__ __forceinline__ float quad_sum(float x) {
 }  // namespace detail
 
 template <class T, class Element, bool kCausal>
-__global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const ForwardParams p) {
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) attention_forward_kernel(const ForwardParams p) {
   constexpr int D = T::kHeadDim;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   Element* const sQ = reinterpret_cast<Element*>(smem_raw);
@@ -240,6 +240,7 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
       // 2ps+1 are exactly the A fragment of P·V k-step ps, so P never touches shared memory and
       // its fp32 copy dies early (fewer live registers next to the O accumulators).
       std::uint32_t p_frag[T::kMTiles][T::kPSteps][4];
+      float correction[T::kMTiles][2];
 #pragma unroll
       for (int mt = 0; mt < T::kMTiles; ++mt) {
 #pragma unroll
@@ -251,7 +252,7 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
           // A row with no visible key yet keeps m = -inf; subtracting 0 instead keeps -inf - -inf
           // (NaN) out, and its P, l and O all stay 0.
           const float m_scaled = m == detail::kNegInf ? 0.f : m * p.scale_log2;
-          const float correction = ptx::exp2_approx(row_max[mt][h] * p.scale_log2 - m_scaled);
+          correction[mt][h] = ptx::exp2_approx(row_max[mt][h] * p.scale_log2 - m_scaled);
           row_max[mt][h] = m;
           float sum = 0.f;
 #pragma unroll
@@ -262,16 +263,30 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
               sum += s[mt][nt][e];
             }
           }
-          row_sum[mt][h] = row_sum[mt][h] * correction + sum;
+          row_sum[mt][h] = row_sum[mt][h] * correction[mt][h] + sum;
 #pragma unroll
           for (int ps = 0; ps < T::kPSteps; ++ps) {
             p_frag[mt][ps][h] = ptx::pack2<Element>(s[mt][2 * ps][2 * h], s[mt][2 * ps][2 * h + 1]);
             p_frag[mt][ps][2 + h] = ptx::pack2<Element>(s[mt][2 * ps + 1][2 * h], s[mt][2 * ps + 1][2 * h + 1]);
           }
+        }
+      }
+      // O·2^((m − m')·c): once the running maxima settle, most tiles leave every row's maximum
+      // unchanged (correction exactly 1), and the warp skips the MT·D/2 multiplies per thread.
+      bool rescale = true;
+      if constexpr (T::kSkipUnitRescale) {
+        bool changed = false;
+#pragma unroll
+        for (int mt = 0; mt < T::kMTiles; ++mt) changed |= correction[mt][0] != 1.f || correction[mt][1] != 1.f;
+        rescale = __any_sync(0xffffffffu, changed);
+      }
+      if (rescale) {
+#pragma unroll
+        for (int mt = 0; mt < T::kMTiles; ++mt) {
 #pragma unroll
           for (int dt = 0; dt < T::kDTiles; ++dt) {
-            acc_o[mt][dt][2 * h] *= correction;
-            acc_o[mt][dt][2 * h + 1] *= correction;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc_o[mt][dt][e] *= correction[mt][e / 2];
           }
         }
       }

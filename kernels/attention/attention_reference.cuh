@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -21,6 +22,17 @@ namespace kiln::attention {
 
 inline double element_to_double(std::uint16_t bits, ElementType element) {
   return element == ElementType::bf16 ? kiln::float_from_bf16(bits) : kiln::float_from_f16(bits);
+}
+
+// A float rounded to the element type (nearest even), as bits. fp16 goes through CUDA's own host
+// conversion: kiln::f16_from_float mis-rounds values in the fp16 subnormal range (|x| < 6.1e-5)
+// to infinities and NaNs, which would poison the inputs.
+inline std::uint16_t element_bits(float x, ElementType element) {
+  if (element == ElementType::bf16) return kiln::bf16_from_float(x);
+  const __half h = __float2half_rn(x);
+  std::uint16_t bits;
+  std::memcpy(&bits, &h, sizeof bits);
+  return bits;
 }
 
 // Host copies of the inputs, in the shape's layout.

@@ -166,11 +166,7 @@ class Workload final : public kiln::Workload {
 
   std::vector<std::uint16_t> draw(kiln::Rng& rng, std::int64_t count, float sigma) const {
     std::vector<std::uint16_t> out(static_cast<std::size_t>(count));
-    const bool bf16 = shape_.element == ElementType::bf16;
-    for (auto& x : out) {
-      const float f = sigma * rng.normal();
-      x = bf16 ? kiln::bf16_from_float(f) : kiln::f16_from_float(f);
-    }
+    for (auto& x : out) x = element_bits(sigma * rng.normal(), shape_.element);
     return out;
   }
 

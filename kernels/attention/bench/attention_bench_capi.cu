@@ -4,13 +4,16 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <chrono>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "attention_launch.cuh"
 #include "kiln/attention.hpp"
 
-#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST)                                                  \
+#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, AR, MB)                                                  \
   cudaError_t kiln_bench_launch_##NAME(const kiln::attention::ForwardParams&, kiln::attention::ElementType, \
                                        bool, void*, std::size_t, int, cudaStream_t);                      \
   std::size_t kiln_bench_scratch_##NAME(const kiln::attention::ForwardParams&, int);                       \
@@ -29,7 +32,7 @@ struct Variant {
 };
 
 const Variant kVariants[] = {
-#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST) \
+#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, AR, MB) \
   {D, kiln_bench_launch_##NAME, kiln_bench_scratch_##NAME, kiln_bench_name_##NAME},
 #include "bench_variants.inc"
 #undef KILN_BENCH_VARIANT
@@ -179,6 +182,44 @@ int kiln_attention_bench_forward_variant(int index, const KilnAttentionCall* cal
 size_t kiln_attention_bench_variant_workspace_bytes(int index, const KilnAttentionCall* call) {
   if (!valid_variant(index, call)) return 0;
   return kVariants[index].scratch(to_forward(*call), sm_count());
+}
+
+// One call from the host with events around it, the device idle before it (synchronised), as a
+// caller sees it: the median of `reps` device-side times, and of the host time the call took.
+int kiln_attention_bench_latency(int index, const KilnAttentionCall* call, void* stream, int reps, double* device_us,
+                                 double* host_us) {
+  if (index >= 0 && !valid_variant(index, call)) return 1;
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  cudaEvent_t start, stop;
+  if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
+    last_error = "cudaEventCreate failed";
+    return 1;
+  }
+  std::vector<double> dev, host;
+  int rc = 0;
+  for (int r = 0; r < reps + 1 && rc == 0; ++r) {  // the first call warms up and is not counted
+    cudaDeviceSynchronize();
+    cudaEventRecord(start, s);
+    const auto t0 = std::chrono::steady_clock::now();
+    rc = index < 0 ? kiln_attention_bench_forward(call, stream) : kiln_attention_bench_forward_variant(index, call, stream);
+    const auto t1 = std::chrono::steady_clock::now();
+    cudaEventRecord(stop, s);
+    cudaEventSynchronize(stop);
+    float ms = 0.f;
+    cudaEventElapsedTime(&ms, start, stop);
+    if (r > 0) {
+      dev.push_back(ms * 1e3);
+      host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (rc != 0) return rc;
+  std::sort(dev.begin(), dev.end());
+  std::sort(host.begin(), host.end());
+  *device_us = dev[dev.size() / 2];
+  *host_us = host[host.size() / 2];
+  return 0;
 }
 
 const char* kiln_attention_bench_error(void) { return last_error.c_str(); }

@@ -19,7 +19,12 @@ flags=(-std=c++17 -O3 $gencode -Xcompiler -fPIC -Xptxas=-v
        -I"$att" -I"$att/include" -I"$att/src" -I"$att/bench" -I"$root/autotune/include" -I"$root/tests/kernels/attention")
 
 mkdir -p "$out/gen" "$out/obj" "$out/log"
-# One source per benchmark variant.
+# One source per benchmark variant (and none for variants no longer listed).
+names="$(grep '^KILN_BENCH_VARIANT(' "$att/bench/bench_variants.inc" | sed -E 's/^KILN_BENCH_VARIANT\(([A-Za-z0-9_]+),.*/\1/')"
+for f in "$out"/gen/*.cu; do
+  [ -e "$f" ] || continue
+  echo "$names" | grep -qx "$(basename "${f%.cu}")" || rm -f "$f" "$out/obj/$(basename "${f%.cu}").o"
+done
 grep '^KILN_BENCH_VARIANT(' "$att/bench/bench_variants.inc" | while read -r line; do
   name="$(echo "$line" | sed -E 's/^KILN_BENCH_VARIANT\(([A-Za-z0-9_]+),.*/\1/')"
   printf '#include "attention_bench_variant.cuh"\n%s\n' "$line" > "$out/gen/$name.cu.new"

@@ -54,7 +54,7 @@ struct Packed {
           for (int h = 0; h < H; ++h) {
             for (int d = 0; d < D; ++d) {
               const float f = (which == 0 ? 2.0f : 1.0f) * rng.normal();
-              const std::uint16_t x = element == ElementType::bf16 ? kiln::bf16_from_float(f) : kiln::f16_from_float(f);
+              const std::uint16_t x = kiln::attention::element_bits(f, element);
               const std::size_t flat = ((static_cast<std::size_t>(b) * S + s) * H + h) * D + d;
               packed[(((static_cast<std::size_t>(b) * S + s) * 3 + which) * H + h) * D + d] = x;
               (which == 0 ? host.q : which == 1 ? host.k : host.v)[flat] = x;
@@ -91,7 +91,7 @@ struct Packed {
 
   // Relative L2 error of O (and of the LSE, when it was asked for) against the fp64 reference.
   void compare(double& o_err, double& lse_err, bool with_lse) const {
-    const int B = shape.batch, H = shape.heads_q, S = shape.seq_q, D = shape.head_dim;
+    const int H = shape.heads_q, S = shape.seq_q, D = shape.head_dim;
     const std::vector<std::uint16_t> out = o.download();
     const std::vector<float> l = lse.download();
     double e2 = 0, r2 = 0, le2 = 0, lr2 = 0;
