@@ -243,6 +243,7 @@ function(kiln_add_kernel kernel)
     set(committed_record "${KILN_RECORDS_DIR}/${device_name}/${kernel}.record.json")
   endif()
 
+  set(tuned FALSE)
   list(FIND KILN_TUNE_BACKENDS "${backend}" tuned_backend)
   if(KILN_TUNE AND tuned_backend GREATER -1)
     # What the measurements depend on besides the sources: compiler, version, flags, targets.
@@ -304,6 +305,7 @@ architectures ${CMAKE_CUDA_ARCHITECTURES}
       USES_TERMINAL
       VERBATIM)
     set(header_stamp "${dir}/tune.stamp")
+    set(tuned TRUE)
   else()
     set(record_args)
     set(record_dep)
@@ -326,6 +328,14 @@ architectures ${CMAKE_CUDA_ARCHITECTURES}
     set(header_stamp "${dir}/header.stamp")
   endif()
   add_custom_target(kiln_header_${kernel} DEPENDS "${header_stamp}")
+  if(tuned)
+    # kiln_tuning: every tune step. A target that depends on it compiles after the timings, so
+    # that its compiler does not share the machine with a measurement.
+    if(NOT TARGET kiln_tuning)
+      add_custom_target(kiln_tuning)
+    endif()
+    add_dependencies(kiln_tuning kiln_header_${kernel})
+  endif()
 
   if(ARG_LIBRARY)
     target_sources(${ARG_LIBRARY} PRIVATE ${ARG_API_SOURCES} "${header}")

@@ -150,12 +150,12 @@ double median(std::vector<double> v) {
 
 void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, const Problem& problem,
                    std::size_t index) {
-  // Rotate through enough input sets that together they exceed twice the last-level cache, so
-  // each launch reads its inputs from memory as it would in a real program.
+  // Rotate through enough input sets that together they exceed four times the last-level cache,
+  // so each launch reads its inputs from memory as it would in a real program.
   std::vector<std::unique_ptr<Workload>> workloads;
   workloads.push_back(entry.make(problem, mix(plan.seed, 1000 + index, 0)));
   std::size_t footprint = std::max<std::size_t>(workloads[0]->footprint_bytes(), 1);
-  std::size_t wanted = (2 * device.cache_bytes() + footprint - 1) / footprint;
+  std::size_t wanted = (4 * device.cache_bytes() + footprint - 1) / footprint;
   std::size_t affordable = std::max<std::size_t>(plan.max_rotation_bytes / footprint, 1);
   std::size_t rotation = std::clamp<std::size_t>(std::min(wanted, affordable), 1, 4096);
   for (std::size_t k = 1; k < rotation; ++k) workloads.push_back(entry.make(problem, mix(plan.seed, 1000 + index, k)));
@@ -174,10 +174,12 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
     for (int k = 0; k < 3; ++k) single = std::min(single, one->run_seconds());
   }
   single = std::max(single, 1e-7);
-  // A batch long enough to time well, and covering every input set, so small problems are read
-  // from memory rather than from a cache that a single input set would fit in.
+  // A batch long enough to time well and, where that costs at most a quarter second, covering
+  // every input set, so that small problems are read from memory rather than from a cache a
+  // single input set would fit in. Long launches need no rotation to defeat the cache.
   int count = static_cast<int>(std::clamp(std::ceil(device.batch_target_seconds() / single), 1.0, 10000.0));
-  count = std::max(count, static_cast<int>(rotation));
+  int covering = static_cast<int>(std::min<double>(static_cast<double>(rotation), std::ceil(0.25 / single)));
+  count = std::max(count, covering);
   auto batch = device.prepare_batch(launch, count);
   double batch_seconds = batch->run_seconds();
   device.synchronize();

@@ -76,15 +76,15 @@ std::optional<double> geomean(const std::vector<double>& values) {
 
 ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
                      const std::filesystem::path& scratch_dir, double timeout_s,
-                     const std::function<void(const nlohmann::json&)>& on_event) {
+                     const std::function<void(const nlohmann::ordered_json&)>& on_event) {
   std::filesystem::create_directories(scratch_dir);
   std::filesystem::path plan_file =
       scratch_dir / (executable.filename().string() + ".plan." + std::to_string(getpid()) + ".json");
   write_if_changed(plan_file, plan.dump(2));
   auto on_line = [&](const std::string& line) {
-    nlohmann::json event;
+    nlohmann::ordered_json event;
     try {
-      event = nlohmann::json::parse(line);
+      event = nlohmann::ordered_json::parse(line);
     } catch (const nlohmann::json::exception&) {
       return;  // not an event
     }
@@ -102,7 +102,7 @@ ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::or
   return r;
 }
 
-Problem problem_from_event(const nlohmann::json& event) {
+Problem problem_from_event(const nlohmann::ordered_json& event) {
   Problem p;
   for (const auto& [dim, value] : event.at("problem").items()) {
     if (value.is_number_integer()) {
@@ -178,7 +178,7 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
     for (const auto& [dtype, tol] : m.tolerance) plan["tolerance"][dtype] = tol;
     std::optional<FailureKind> reported;
     std::string reported_detail;
-    auto on_event = [&](const nlohmann::json& event) {
+    auto on_event = [&](const nlohmann::ordered_json& event) {
       std::string kind = event.value("event", std::string{});
       if (kind == "check" || kind == "bench") {
         Problem p = problem_from_event(event);

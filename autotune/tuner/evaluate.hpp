@@ -44,9 +44,9 @@ std::string variant_hash(const EvaluationContext& ctx, std::size_t index);
 // harness prints to on_event as it arrives. The plan file lives in scratch_dir while it runs.
 ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
                      const std::filesystem::path& scratch_dir, double timeout_s,
-                     const std::function<void(const nlohmann::json&)>& on_event);
+                     const std::function<void(const nlohmann::ordered_json&)>& on_event);
 
-Problem problem_from_event(const nlohmann::json& event);
+Problem problem_from_event(const nlohmann::ordered_json& event);
 
 VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index);
 

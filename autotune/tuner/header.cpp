@@ -32,16 +32,28 @@ std::string cpp_string(const std::string& s) {
   return out + "\"";
 }
 
-std::string member_type(const gen::Value& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v)) {
-    bool fits = *i >= std::numeric_limits<int>::min() && *i <= std::numeric_limits<int>::max();
-    return fits ? "int" : "long long";
+// One C++ type per parameter, as the generator gives it in every variant source: kiln::Choice for
+// identifiers, long long when any value needs more than 32 bits, int otherwise.
+std::string member_type(const Parameter& param) {
+  bool wide = false;
+  for (const auto& v : param.values) {
+    const auto* i = std::get_if<std::int64_t>(&v);
+    if (i == nullptr) return "::kiln::Choice";
+    wide = wide || *i < std::numeric_limits<int>::min() || *i > std::numeric_limits<int>::max();
   }
-  return "::kiln::Choice";
+  return wide ? "long long" : "int";
 }
 
-std::string member_init(const gen::Value& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return " = " + std::to_string(*i) + (member_type(v) == "int" ? "" : "LL");
+std::string integer_literal(std::int64_t v) {
+  // The most negative value has no literal of its own in C++.
+  if (v == std::numeric_limits<std::int64_t>::min()) return "(-9223372036854775807LL - 1)";
+  return std::to_string(v) + "LL";
+}
+
+std::string member_init(const Parameter& param, const gen::Value& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) {
+    return " = " + (member_type(param) == "int" ? std::to_string(*i) : integer_literal(*i));
+  }
   return "{" + cpp_string(std::get<std::string>(v)) + "}";
 }
 
@@ -141,8 +153,8 @@ std::string dispatch_header(const Manifest& m, const std::optional<Record>& reco
     h << "struct " << config_struct_name(m, v->name) << " {\n";
     h << "  static constexpr const char* kiln_name = " << cpp_string(v->name) << ";\n";
     for (std::size_t k = 0; k < m.parameters.size(); ++k) {
-      h << "  static constexpr " << member_type(v->params[k]) << " " << m.parameters[k].name << member_init(v->params[k])
-        << ";\n";
+      h << "  static constexpr " << member_type(m.parameters[k]) << " " << m.parameters[k].name
+        << member_init(m.parameters[k], v->params[k]) << ";\n";
     }
     h << "};\n";
   }
@@ -211,7 +223,7 @@ std::string dispatch_header(const Manifest& m, const std::optional<Record>& reco
                                           [&](const auto& kv) { return kv.first == d.name; });
         h << (first ? "" : ", ");
         if (const auto* i = std::get_if<std::int64_t>(&value.second)) {
-          h << *i << "LL";
+          h << integer_literal(*i);
         } else {
           h << "::kiln::Choice{" << cpp_string(std::get<std::string>(value.second)) << "}";
         }

@@ -39,7 +39,7 @@ Remeasured remeasure(const VerifyOptions& o, const Manifest& m, const RecordedBu
   for (const auto& [dtype, tol] : m.tolerance) plan["tolerance"][dtype] = tol;
   std::vector<double> times;
   std::string reason;
-  ChildResult child = run_plan(o.variants_dir / variant, plan, o.scratch_dir, m.timeout_s, [&](const nlohmann::json& e) {
+  ChildResult child = run_plan(o.variants_dir / variant, plan, o.scratch_dir, m.timeout_s, [&](const nlohmann::ordered_json& e) {
     std::string kind = e.value("event", std::string{});
     if (kind == "bench") {
       double median = e.at("median_s").get<double>();

@@ -1,0 +1,19 @@
+# A user's project tunes its own kernel with the installed Kiln (as cpu-tune does), installs its
+# tuned library; a consumer finds both packages with find_package, builds and runs.
+include("${CMAKE_CURRENT_LIST_DIR}/run_step.cmake")
+file(REMOVE_RECURSE "${WORK}")
+kiln_install_under_test("${KILN_BUILD}" "${WORK}" prefix)
+set(user_build "${WORK}/user")
+kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE}/tests/integration/user_project" -B "${user_build}" -G Ninja
+         "-DCMAKE_PREFIX_PATH=${prefix}" -DKILN_TUNE=ON -DKILN_TUNE_BACKENDS=cpu)
+kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${user_build}" OUTPUT_VARIABLE out)
+kiln_expect("${out}" "scale_rows on [^\n]*: 4 evaluated, 4 passed" "the user kernel tuned")
+kiln_run(COMMAND "${CMAKE_COMMAND}" --install "${user_build}" --prefix "${prefix}")
+
+set(consumer_build "${WORK}/consumer")
+kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE}/tests/integration/consumer" -B "${consumer_build}" -G Ninja
+         "-DCMAKE_PREFIX_PATH=${prefix}")
+kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${consumer_build}")
+kiln_run(COMMAND "${consumer_build}/consumer" OUTPUT_VARIABLE ran)
+kiln_expect("${ran}" "consumer: OK" "the consumer's checks passing")
+message(STATUS "${ran}")

@@ -1,0 +1,73 @@
+# Tunes a kernel with planted faults through the installed Kiln (cmake -P, with KILN_BUILD,
+# WORK and SOURCE set). The build must complete; each fault must be recorded with its kind; a
+# correct variant must win every bucket; an unchanged rebuild does no work; a build from the
+# record, without tuning, gives the tuned header byte for byte.
+include("${CMAKE_CURRENT_LIST_DIR}/run_step.cmake")
+file(REMOVE_RECURSE "${WORK}")
+kiln_install_under_test("${KILN_BUILD}" "${WORK}" prefix)
+set(project "${SOURCE}/tests/integration/faulty_project")
+set(build "${WORK}/tuned")
+kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${project}" -B "${build}" -G Ninja "-DCMAKE_PREFIX_PATH=${prefix}"
+         -DKILN_TUNE=ON -DKILN_TUNE_BACKENDS=cpu "-DKILN_RECORDS_DIR=${WORK}/records" -DKILN_UPDATE_RECORDS=ON)
+kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${build}" OUTPUT_VARIABLE out)
+kiln_expect("${out}" "saxpy_faulty on [^\n]*: 10 evaluated, 3 passed, 3 wrong, 4 failed to build or run" "the tally")
+
+kiln_run(COMMAND "${prefix}/bin/kiln" log --worklog "${build}/kiln/worklog.sqlite" --json OUTPUT_VARIABLE log)
+set(expected none:keep|revert crash:failed/crash hang:failed/timeout wrong:invalid/correctness
+    nan:invalid/correctness unwritten:invalid/correctness throw:failed/runtime compile:failed/compile)
+string(JSON count LENGTH "${log}")
+math(EXPR last "${count} - 1")
+set(seen "")
+foreach(i RANGE ${last})
+  string(JSON variant GET "${log}" ${i} variant)
+  string(JSON verdict GET "${log}" ${i} verdict)
+  string(JSON kind GET "${log}" ${i} failure_kind)
+  string(REGEX REPLACE "^saxpy_faulty__FAULT([a-z]+)_.*" "\\1" fault "${variant}")
+  if(kind STREQUAL "null" OR kind STREQUAL "")
+    set(got "${verdict}")
+  else()
+    set(got "${verdict}/${kind}")
+  endif()
+  foreach(e IN LISTS expected)
+    string(REPLACE ":" ";" pair "${e}")
+    list(GET pair 0 f)
+    list(GET pair 1 want)
+    if(f STREQUAL fault AND NOT got MATCHES "^(${want})$")
+      message(FATAL_ERROR "${variant}: recorded ${got}, expected ${want}")
+    endif()
+  endforeach()
+  list(APPEND seen ${fault})
+endforeach()
+foreach(f IN ITEMS crash hang wrong nan unwritten throw compile)
+  if(NOT f IN_LIST seen)
+    message(FATAL_ERROR "no attempt recorded for the ${f} variant")
+  endif()
+endforeach()
+
+file(READ "${WORK}/records/cpu/saxpy_faulty.record.json" record)
+string(JSON buckets LENGTH "${record}" buckets)
+math(EXPR last "${buckets} - 1")
+foreach(i RANGE ${last})
+  string(JSON winner GET "${record}" buckets ${i} winner)
+  kiln_expect("${winner}" "^saxpy_faulty__FAULTnone_" "a correct winner")
+endforeach()
+
+kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${build}" OUTPUT_VARIABLE again)
+kiln_expect("${again}" "no work to do" "an unchanged rebuild doing nothing")
+
+# Built from the record alone, as CI builds without a GPU.
+set(untuned "${WORK}/from-record")
+kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${project}" -B "${untuned}" -G Ninja "-DCMAKE_PREFIX_PATH=${prefix}"
+         -DKILN_TUNE=OFF "-DKILN_RECORDS_DIR=${WORK}/records")
+kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${untuned}")
+file(READ "${build}/kiln/include/kiln/tuned/saxpy_faulty.hpp" tuned_header)
+file(READ "${untuned}/kiln/include/kiln/tuned/saxpy_faulty.hpp" record_header)
+if(NOT tuned_header STREQUAL record_header)
+  message(FATAL_ERROR "the header built from the record differs from the tuned one")
+endif()
+
+# Resume: measurements already in the worklog are not taken again.
+file(REMOVE "${build}/kiln/saxpy_faulty/tune.stamp")
+kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${build}" OUTPUT_VARIABLE resumed)
+kiln_expect("${resumed}" "; 0 measured now" "every result taken from the worklog")
+message(STATUS "faulty tuning: every fault isolated and recorded with its kind")

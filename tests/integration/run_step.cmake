@@ -1,0 +1,30 @@
+# Helpers for the integration scripts: run a command, fail with its output when it fails.
+function(kiln_run)
+  cmake_parse_arguments(ARG "" "OUTPUT_VARIABLE;WORKING_DIRECTORY" "COMMAND" ${ARGN})
+  if(NOT ARG_WORKING_DIRECTORY)
+    set(ARG_WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
+  endif()
+  string(JOIN " " shown ${ARG_COMMAND})
+  message(STATUS "$ ${shown}")
+  execute_process(COMMAND ${ARG_COMMAND} WORKING_DIRECTORY "${ARG_WORKING_DIRECTORY}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${shown}\n${out}")
+  endif()
+  if(ARG_OUTPUT_VARIABLE)
+    set(${ARG_OUTPUT_VARIABLE} "${out}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+function(kiln_expect text pattern what)
+  if(NOT text MATCHES "${pattern}")
+    message(FATAL_ERROR "expected ${what} (/${pattern}/) in:\n${text}")
+  endif()
+endfunction()
+
+# Installs the Kiln build under test into <work>/prefix, once per test run.
+function(kiln_install_under_test build work out_prefix)
+  set(prefix "${work}/prefix")
+  kiln_run(COMMAND "${CMAKE_COMMAND}" --install "${build}" --prefix "${prefix}")
+  set(${out_prefix} "${prefix}" PARENT_SCOPE)
+endfunction()

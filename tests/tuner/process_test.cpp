@@ -1,0 +1,65 @@
+// The child-process runner: real processes, real signals, real time limits.
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "kiln_catch.hpp"
+#include "process.hpp"
+
+using kiln::tuner::ChildResult;
+using kiln::tuner::run_child;
+
+namespace {
+
+ChildResult sh(const std::string& script, double limit_s, std::vector<std::string>* lines = nullptr) {
+  return run_child({"/bin/sh", "-c", script}, std::chrono::duration<double>(limit_s), [&](const std::string& line) {
+    if (lines != nullptr) lines->push_back(line);
+  });
+}
+
+}  // namespace
+
+TEST_CASE("lines arrive in order and the exit code is kept") {
+  std::vector<std::string> lines;
+  ChildResult r = sh("echo one; echo two >&2; printf 'three\\nfour'; exit 3", 10, &lines);
+  REQUIRE(lines == std::vector<std::string>{"one", "three", "four"});
+  CHECK(r.exit_code == 3);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.signal == 0);
+  CHECK(r.stderr_tail == "two\n");
+  CHECK(r.describe() == "exit code 3");
+  CHECK_FALSE(r.exited_cleanly());
+}
+
+TEST_CASE("a crash is reported with its signal") {
+  ChildResult r = sh("kill -SEGV $$", 10);
+  CHECK(r.signal == SIGSEGV);
+  CHECK(r.describe() == "killed by SIGSEGV");
+}
+
+TEST_CASE("a silent child is killed at the limit, with what it started") {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> lines;
+  ChildResult r = sh("sleep 30 & echo $!; sleep 30", 0.5, &lines);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(r.timed_out);
+  CHECK(took < 10);
+  REQUIRE(lines.size() == 1);
+  pid_t grandchild = std::stoi(lines[0]);
+  CHECK(kill(grandchild, 0) != 0);  // gone with its process group
+}
+
+TEST_CASE("output resets the silence limit") {
+  std::vector<std::string> lines;
+  ChildResult r = sh("for i in 1 2 3 4 5 6; do echo $i; sleep 0.2; done", 0.8, &lines);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exited_cleanly());
+  CHECK(lines.size() == 6);
+}
+
+TEST_CASE("a missing executable is an error of the child, not of the runner") {
+  ChildResult r = run_child({"/nonexistent/kiln-variant"}, std::chrono::seconds(5), [](const std::string&) {});
+  CHECK(r.exit_code == 127);
+}
