@@ -3,7 +3,6 @@
 // with the same formulas before anything is compiled; these asserts catch a Config written by hand.
 #pragma once
 #include <cstdint>
-#include <type_traits>
 
 namespace kiln::attention {
 
@@ -13,23 +12,6 @@ inline constexpr int kMaxSplitTarget = 4;     // largest SPLIT_TARGET (blocks pe
 inline constexpr int kMaxSplits = 16;         // most key/value splits of one problem
 inline constexpr int kMinTilesPerSplit = 2;   // a split below two key tiles costs more than it gains
 inline constexpr int kMaxSmemPerBlock = 232448;  // sm_90 opt-in limit; the space prunes per device
-
-namespace detail {
-// ALWAYS_RESCALE (optional Config member, not a space parameter): 1 restores the plain FA-2 update
-// that rescales O on every key tile, so the benchmark can measure what skipping unit rescales
-// gains. Configs without it skip them.
-template <class Config, class = void>
-struct always_rescale : std::false_type {};
-template <class Config>
-struct always_rescale<Config, std::void_t<decltype(Config::ALWAYS_RESCALE)>>
-    : std::bool_constant<Config::ALWAYS_RESCALE != 0> {};
-// MIN_BLOCKS (optional Config member): blocks per SM promised to ptxas through __launch_bounds__,
-// which caps registers at 65536 / (MIN_BLOCKS · threads); absent means 1 (no cap below 255).
-template <class Config, class = void>
-struct min_blocks : std::integral_constant<int, 1> {};
-template <class Config>
-struct min_blocks<Config, std::void_t<decltype(Config::MIN_BLOCKS)>> : std::integral_constant<int, Config::MIN_BLOCKS> {};
-}  // namespace detail
 
 template <class Config>
 struct Traits {
@@ -41,8 +23,6 @@ struct Traits {
   static constexpr int kStages = Config::STAGES;         // K/V tiles in flight (cp.async groups)
   static constexpr bool kQInRegs = Config::Q_IN_REGS != 0;  // Q fragments loaded once into registers
   static constexpr int kSplitTarget = Config::SPLIT_TARGET;  // 0: never split the keys
-  static constexpr bool kSkipUnitRescale = !detail::always_rescale<Config>::value;
-  static constexpr int kMinBlocks = detail::min_blocks<Config>::value;
 
   // Derived.
   static constexpr int kThreads = kWarps * 32;
@@ -71,7 +51,6 @@ struct Traits {
   static_assert((kBlockN * kChunksPerRow) % kThreads == 0, "K/V tile chunks must divide among the threads");
   static_assert((kRowsPerWarp * kChunksPerRow) % 32 == 0, "output rows of a warp must divide among its lanes");
   static_assert(kSmemBytes <= kMaxSmemPerBlock, "tiles exceed the largest shared memory of a block");
-  static_assert(kMinBlocks >= 1 && kMinBlocks * kThreads <= 2048, "MIN_BLOCKS out of range");
   static_assert(kSplitTarget >= 0 && kSplitTarget <= kMaxSplitTarget, "SPLIT_TARGET out of range");
   static_assert(kAccRegs <= 224, "accumulators alone would exhaust the 255 registers of a thread");
 };

@@ -13,7 +13,7 @@
 #include "attention_launch.cuh"
 #include "kiln/attention.hpp"
 
-#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, AR, MB)                                                  \
+#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST)                                                  \
   cudaError_t kiln_bench_launch_##NAME(const kiln::attention::ForwardParams&, kiln::attention::ElementType, \
                                        bool, void*, std::size_t, int, cudaStream_t);                      \
   std::size_t kiln_bench_scratch_##NAME(const kiln::attention::ForwardParams&, int);                       \
@@ -32,7 +32,7 @@ struct Variant {
 };
 
 const Variant kVariants[] = {
-#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, AR, MB) \
+#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST) \
   {D, kiln_bench_launch_##NAME, kiln_bench_scratch_##NAME, kiln_bench_name_##NAME},
 #include "bench_variants.inc"
 #undef KILN_BENCH_VARIANT

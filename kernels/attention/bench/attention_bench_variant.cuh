@@ -8,21 +8,9 @@
 #include "attention_config.hpp"
 #include "attention_launch.cuh"
 
-// AR = 1 adds ALWAYS_RESCALE (rescale O on every key tile) for A/B measurements, MB > 1 adds
-// MIN_BLOCKS; either shows in the name (suffix _ALWAYS_RESCALE1, _MIN_BLOCKS<MB>).
-#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, AR, MB)                                              \
+#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST)                                                  \
   namespace kiln_bench_##NAME {                                                                            \
-  KILN_ATTENTION_CONFIG(Base, D, BM, BN, W, S, QR, ST);                                                    \
-  struct Config : Base {                                                                                   \
-    static constexpr int ALWAYS_RESCALE = AR;                                                              \
-    static constexpr int MIN_BLOCKS = MB;                                                                  \
-    static constexpr const char* kiln_name =                                                               \
-        AR   ? "attention_d" #D "__HEAD_DIM" #D "_BLOCK_M" #BM "_BLOCK_N" #BN "_WARPS" #W "_STAGES" #S       \
-               "_Q_IN_REGS" #QR "_SPLIT_TARGET" #ST "_ALWAYS_RESCALE1"                                        \
-        : MB > 1 ? "attention_d" #D "__HEAD_DIM" #D "_BLOCK_M" #BM "_BLOCK_N" #BN "_WARPS" #W "_STAGES" #S     \
-               "_Q_IN_REGS" #QR "_SPLIT_TARGET" #ST "_MIN_BLOCKS" #MB                                         \
-               : Base::kiln_name;                                                                          \
-  };                                                                                                       \
+  KILN_ATTENTION_CONFIG(Config, D, BM, BN, W, S, QR, ST);                                                  \
   }                                                                                                        \
   cudaError_t kiln_bench_launch_##NAME(const kiln::attention::ForwardParams& p,                            \
                                        kiln::attention::ElementType element, bool causal, void* scratch,   \

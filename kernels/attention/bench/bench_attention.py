@@ -280,10 +280,9 @@ def bench_shape(lib, shape, all_variants, rates, check_limit):
             row["kernel_us"][name] = None
             row["latency_us"][name] = None
             row.setdefault("unsupported", {})[name] = str(e).splitlines()[0][:120]
-    # The best variant stands for the tuner's pick; the ALWAYS_RESCALE baselines do not compete.
+    # The best variant stands for the tuner's pick among the compiled ones.
     names = [n for n, _ in kiln_methods[1:]]
-    best = min((n for n in names if not n.endswith("_ALWAYS_RESCALE1")), key=lambda n: row["kernel_us"][n],
-               default="kiln")
+    best = min(names, key=lambda n: row["kernel_us"][n], default="kiln")
     row["best_variant"] = best
     best_index = variants[names.index(best)] if best != "kiln" else -1
     row["latency_us"]["kiln"] = latency_us(prob.kiln())
@@ -323,13 +322,6 @@ def print_tables(rows, device):
         print(" | ".join([r["shape"], fmt(lat["kiln"]), fmt(lat["best"]), fmt(lat["flash"]), fmt(lat["cudnn"]),
                           fmt(lat["efficient"]), fmt(lat["default"]), fmt(nat["kiln"][0]), fmt(nat["kiln"][1]),
                           fmt(nat["best"][0]), short(r["dispatched"]), short(r["best_variant"])]))
-    print(f"\n## A/B: skipping unit rescales of O (variant us / same variant with ALWAYS_RESCALE us), {device}")
-    for r in rows:
-        k = r["kernel_us"]
-        pairs = [(n[:-len("_ALWAYS_RESCALE1")], n) for n in k if n.endswith("_ALWAYS_RESCALE1")]
-        cells = [f"{short(a)} {k[a]:.1f}/{k[b]:.1f} ({k[b] / k[a]:.3f}x)" for a, b in pairs if a in k]
-        if cells:
-            print(r["shape"] + " | " + " | ".join(cells))
 
 
 def short(name):

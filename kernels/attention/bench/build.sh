@@ -23,7 +23,7 @@ mkdir -p "$out/gen" "$out/obj" "$out/log"
 names="$(grep '^KILN_BENCH_VARIANT(' "$att/bench/bench_variants.inc" | sed -E 's/^KILN_BENCH_VARIANT\(([A-Za-z0-9_]+),.*/\1/')"
 for f in "$out"/gen/*.cu; do
   [ -e "$f" ] || continue
-  echo "$names" | grep -qx "$(basename "${f%.cu}")" || rm -f "$f" "$out/obj/$(basename "${f%.cu}").o"
+  echo "$names" | grep -qx "$(basename "${f%.cu}")" || rm -f "$f" "$out/obj/$(basename "${f%.cu}").o" "$out/log/$(basename "${f%.cu}").o.log"
 done
 grep '^KILN_BENCH_VARIANT(' "$att/bench/bench_variants.inc" | while read -r line; do
   name="$(echo "$line" | sed -E 's/^KILN_BENCH_VARIANT\(([A-Za-z0-9_]+),.*/\1/')"

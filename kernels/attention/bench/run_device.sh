@@ -22,18 +22,20 @@ for t in attention_variants_d64_test attention_variants_d128_test attention_api_
 done
 
 echo "--- compute-sanitizer"
-compute-sanitizer --tool memcheck --leak-check no "$build/attention_api_test" > "$out/memcheck.log" 2>&1
-echo "memcheck api_test: exit $?, $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
-ATTN_TEST_QUICK=1 compute-sanitizer --tool racecheck "$build/attention_variants_d64_test" > "$out/racecheck.log" 2>&1
-echo "racecheck d64 quick: exit $?, $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$out/racecheck.log" | tail -1)"
-ATTN_TEST_QUICK=1 compute-sanitizer --tool synccheck "$build/attention_variants_d128_test" > "$out/synccheck.log" 2>&1
-echo "synccheck d128 quick: exit $?, $(grep -E 'ERROR SUMMARY' "$out/synccheck.log" | tail -1)"
+san="$out/sanitizer.log"; : > "$san"
+compute-sanitizer --tool memcheck --leak-check no "$build/attention_api_test" > /tmp/memcheck.log 2>&1
+echo "memcheck api_test: exit $?, $(grep -E 'ERROR SUMMARY' /tmp/memcheck.log | tail -1)" | tee -a "$san"
+ATTN_TEST_QUICK=1 compute-sanitizer --tool racecheck "$build/attention_variants_d64_test" > /tmp/racecheck.log 2>&1
+echo "racecheck d64 quick: exit $?, $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' /tmp/racecheck.log | tail -1)" | tee -a "$san"
+ATTN_TEST_QUICK=1 compute-sanitizer --tool synccheck "$build/attention_variants_d128_test" > /tmp/synccheck.log 2>&1
+echo "synccheck d128 quick: exit $?, $(grep -E 'ERROR SUMMARY' /tmp/synccheck.log | tail -1)" | tee -a "$san"
+cat /tmp/memcheck.log /tmp/racecheck.log /tmp/synccheck.log >> "$san"
 
 echo "--- SASS per forward kernel (bf16, full mask): instruction counts"
-cuobjdump -sass "$build/libkiln_attention_bench.so" > "$out/sass.txt" 2>/dev/null
-awk '/Function : /{name=$3} /HMMA|LDSM|MUFU.EX2|LDGSTS|BAR.SYNC|LDL|STL/{for(i=1;i<=NF;i++) if($i ~ /^(HMMA|LDSM|MUFU|LDGSTS|BAR|LDL|STL)/){split($i,a,"."); c[name" "a[1]]++}} END{for(k in c) print k, c[k]}' "$out/sass.txt" |
-  grep "13__nv_bfloat16Lb0E" | sed -E 's/_ZN4kiln9attention24attention_forward_kernelINS0_6TraitsIN[0-9]+kiln_bench_//; s/[0-9]*ConfigEEE13__nv_bfloat16Lb0EEEvNS0_13ForwardParamsE//' | sort > "$out/sass_counts.txt"
-cat "$out/sass_counts.txt" | awk '{k[$1]=k[$1]" "$2"="$3} END{for(n in k) print n":"k[n]}' | sort
+cuobjdump -sass "$build/libkiln_attention_bench.so" > /tmp/sass.txt 2>/dev/null
+awk '/Function : /{name=$3} /HMMA|LDSM|MUFU.EX2|LDGSTS|BAR.SYNC|LDL|STL/{for(i=1;i<=NF;i++) if($i ~ /^(HMMA|LDSM|MUFU|LDGSTS|BAR|LDL|STL)/){split($i,a,"."); c[name" "a[1]]++}} END{for(k in c) print k, c[k]}' /tmp/sass.txt |
+  grep "13__nv_bfloat16Lb0E" | sed -E 's/_ZN4kiln9attention24attention_forward_kernelINS0_6TraitsIN[0-9]+kiln_bench_//; s/[0-9]*ConfigEEE13__nv_bfloat16Lb0EEEvNS0_13ForwardParamsE//' | sort |
+  awk '{k[$1]=k[$1]" "$2"="$3} END{for(n in k) print n":"k[n]}' | sort
 
 echo "--- benchmark"
 PYTHONUNBUFFERED=1 python3 "$here/bench_attention.py" --lib "$build/libkiln_attention_bench.so" --json "$out/bench.json" "$@" \
