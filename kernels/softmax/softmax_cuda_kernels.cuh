@@ -6,10 +6,12 @@
 // load is one contiguous, coalesced span. The row is read from DRAM once and written once:
 //   load all chunks (every load in flight at once) -> max (warp shuffles, then one shared-memory
 //   exchange between the group's warps) -> e = exp(x - max) in place, sum -> store e / sum.
+// A row whose start is not vector-aligned (cols * sizeof(T) not a multiple of VEC_BYTES) is split
+// into a few single elements up to the first aligned address, whole vectors, and a few single
+// elements at the end, so any width runs on full-width accesses.
 // Rows wider than the register cache (ROW_THREADS * CACHE) take a streaming path: an online
 // max/sum pass over cache-sized batches, then a write pass that re-reads the row (mostly from L2).
-// Rows whose base addresses are not VEC_BYTES-aligned (cols * sizeof(T) not a multiple of
-// VEC_BYTES, or a misaligned pointer) use the same kernels with one element per access.
+// Only in/out pointers of different alignment phases fall back to one element per access.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -148,12 +150,37 @@ struct ReduceSlots {
 
 // Rows that fit the register cache: one DRAM read and one write per element.
 // V is the elements per access: Tr::kVec for aligned rows, 1 otherwise (cols % V == 0 required).
-template <class Tr, int V, class T>
+// How a row splits around V-element vectors at V-aligned addresses: `head` single elements before
+// the first aligned address, `vecs` whole vectors, then `tail` single elements. The output row
+// splits the same way (launch() checks that in and out have the same alignment phase). A row whose
+// bytes are a multiple of the vector size and whose base is aligned has head = tail = 0.
+template <int V, class T>
+struct RowSplit {
+  int head = 0;
+  std::int64_t vecs = 0;
+  int tail = 0;
+
+  __device__ __forceinline__ RowSplit(const T* row, std::int64_t cols) {
+    const int phase = static_cast<int>((reinterpret_cast<std::uintptr_t>(row) / sizeof(T)) % V);
+    const int to_aligned = phase == 0 ? 0 : V - phase;
+    head = cols < to_aligned ? static_cast<int>(cols) : to_aligned;
+    vecs = (cols - head) / V;
+    tail = static_cast<int>(cols - head - vecs * V);
+  }
+};
+
+// Rows that fit the register cache: one DRAM read and one write per element.
+// kPeel: rows may start unaligned (head and tail elements). Without it every row is known to be
+// whole aligned vectors, which saves the split's registers (a block more per SM for the widest
+// caches); launch() picks the instantiation.
+template <class Tr, bool kPeel, class T>
 __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* __restrict__ in, T* __restrict__ out,
                                                                      std::int64_t rows, int cols) {
+  constexpr int V = Tr::kVec;
   constexpr int kChunks = Tr::kCache / V;
   constexpr int kStride = Tr::kRowThreads * V;  // elements between a thread's chunks
   using P = Packet<T, V>;
+  using P1 = Packet<T, 1>;
   __shared__ ReduceSlots<Tr> slots;
   const int group = threadIdx.x / Tr::kRowThreads;
   const int t = threadIdx.x % Tr::kRowThreads;
@@ -162,24 +189,39 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
        first += static_cast<std::int64_t>(gridDim.x) * Tr::kRowsPerBlock) {
     // Rows past the end still join the block's barriers; they only skip loads and stores.
     const std::int64_t row = first + group;
-    // Chunk c of this thread starts kStride * c elements after its first element, so every access
-    // is one base pointer plus an immediate offset; `limit` is how many elements remain from there.
-    const int limit = row < rows ? cols - t * V : 0;
-    const T* src = in + row * cols + t * V;
-    T* dst = out + row * cols + t * V;
+    const T* src = in + row * cols;
+    T* dst = out + row * cols;
+    RowSplit<V, T> split(src, row < rows ? cols : 0);
+    if constexpr (!kPeel) {
+      split.head = 0;
+      split.vecs = row < rows ? cols / V : 0;
+      split.tail = 0;
+    }
+    // Chunk c of this thread starts c * kStride elements after its first vector, so every access
+    // is one base pointer plus an immediate offset; chunk c exists when c * kRowThreads < vec_limit.
+    const int vec_limit = static_cast<int>(split.vecs) - t;
+    const T* body_src = src + split.head + t * V;
+    T* body_dst = dst + split.head + t * V;
+    const std::int64_t tail_at = split.head + split.vecs * V + t;
 
     float x[kChunks][V];
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
-      if (c * kStride < limit) {
-        P::load_last(src + c * kStride, x[c]);
+      if (c * Tr::kRowThreads < vec_limit) {
+        P::load_last(body_src + c * kStride, x[c]);
       } else {
 #pragma unroll
         for (int k = 0; k < V; ++k) x[c][k] = -INFINITY;
       }
     }
+    float head = -INFINITY;
+    float tail = -INFINITY;
+    if constexpr (kPeel) {
+      if (t < split.head) P1::load_last(src + t, &head);
+      if (t < split.tail) P1::load_last(src + tail_at, &tail);
+    }
 
-    float m = -INFINITY;
+    float m = fmaxf(head, tail);
 #pragma unroll
     for (int c = 0; c < kChunks; ++c)
 #pragma unroll
@@ -187,8 +229,13 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
     m = row_reduce<Tr, true>(m, slots.max[group]);
 
     // exp(x - m) as ex2((x - m) * log2 e): subtracting first keeps the argument exact to an ulp.
-    // Padding lanes hold -inf and give 0.
+    // Missing elements hold -inf and give 0.
     float s = 0.0f;
+    if constexpr (kPeel) {
+      head = exp2f((head - m) * kLog2e);
+      tail = exp2f((tail - m) * kLog2e);
+      s = head + tail;
+    }
 #pragma unroll
     for (int c = 0; c < kChunks; ++c)
 #pragma unroll
@@ -201,25 +248,37 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
 
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
-      if (c * kStride < limit) {
+      if (c * Tr::kRowThreads < vec_limit) {
 #pragma unroll
         for (int k = 0; k < V; ++k) x[c][k] *= inv;
-        P::store(dst + c * kStride, x[c]);
+        P::store(body_dst + c * kStride, x[c]);
+      }
+    }
+    if constexpr (kPeel) {
+      if (t < split.head) {
+        head *= inv;
+        P1::store(dst + t, &head);
+      }
+      if (t < split.tail) {
+        tail *= inv;
+        P1::store(dst + tail_at, &tail);
       }
     }
   }
 }
 
-// Rows wider than the register cache, in batches of kRowCapacity elements. Pass 1 keeps a
-// per-thread running max m and sum s of exp(x - m), rescaling s once per batch; pass 2 re-reads
-// each batch and writes exp(x - max) / sum.
+// Rows wider than the register cache, in batches of CACHE / kVec accesses of V elements per
+// thread (the same loads in flight as the cached kernel). Pass 1 keeps a per-thread running max m
+// and sum s of exp(x - m), rescaling s once per batch; pass 2 re-reads each batch (mostly from
+// L2) and writes exp(x - max) / sum. V is Tr::kVec, or 1 when in and out differ in alignment.
 template <class Tr, int V, class T>
-__global__ void __launch_bounds__(Tr::kThreads) softmax_streaming_kernel(const T* __restrict__ in, T* __restrict__ out,
+__global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(const T* __restrict__ in, T* __restrict__ out,
                                                                         std::int64_t rows, std::int64_t cols) {
-  constexpr int kChunks = Tr::kCache / V;
+  constexpr int kChunks = Tr::kCache / Tr::kVec;
   constexpr int kStride = Tr::kRowThreads * V;
-  constexpr int kBatch = Tr::kRowCapacity;
+  constexpr int kBatchVecs = Tr::kRowThreads * kChunks;
   using P = Packet<T, V>;
+  using P1 = Packet<T, 1>;
   __shared__ ReduceSlots<Tr> slots;
   const int group = threadIdx.x / Tr::kRowThreads;
   const int t = threadIdx.x % Tr::kRowThreads;
@@ -227,21 +286,30 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_streaming_kernel(const T
   for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * Tr::kRowsPerBlock; first < rows;
        first += static_cast<std::int64_t>(gridDim.x) * Tr::kRowsPerBlock) {
     const std::int64_t row = first + group;
-    // As in the cached kernel, but `limit` counts from the batch's first element of this thread.
-    const std::int64_t row_limit = row < rows ? cols - t * V : 0;
-    const T* src = in + row * cols + t * V;
-    T* dst = out + row * cols + t * V;
+    const T* src = in + row * cols;
+    T* dst = out + row * cols;
+    RowSplit<V, T> split(src, row < rows ? cols : 0);
+    const std::int64_t vec_limit = split.vecs - t;  // as in the cached kernel, per batch below
+    const T* body_src = src + split.head + t * V;
+    T* body_dst = dst + split.head + t * V;
+    const std::int64_t tail_at = split.head + split.vecs * V + t;
 
-    float m = -INFINITY;
-    float s = 0.0f;
-    for (std::int64_t base = 0; base < cols; base += kBatch) {
-      const std::int64_t limit = row_limit - base;
+    float head = -INFINITY;
+    float tail = -INFINITY;
+    if (t < split.head) P1::load_keep(src + t, &head);
+    if (t < split.tail) P1::load_keep(src + tail_at, &tail);
+    float m = fmaxf(head, tail);
+    float s = m == -INFINITY ? 0.0f : exp2f((head - m) * kLog2e) + exp2f((tail - m) * kLog2e);
+
+    for (std::int64_t batch = 0; batch < split.vecs; batch += kBatchVecs) {
+      const std::int64_t limit = vec_limit - batch;
+      const T* batch_src = body_src + batch * V;
       float x[kChunks][V];
       float batch_max = -INFINITY;
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
-        if (c * kStride < limit) {
-          P::load_keep(src + base + c * kStride, x[c]);
+        if (c * Tr::kRowThreads < limit) {
+          P::load_keep(batch_src + c * kStride, x[c]);
         } else {
 #pragma unroll
           for (int k = 0; k < V; ++k) x[c][k] = -INFINITY;
@@ -264,34 +332,30 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_streaming_kernel(const T
     const float scaled = m == -INFINITY ? 0.0f : s * exp2f((m - row_max) * kLog2e);
     const float inv = 1.0f / row_reduce<Tr, false>(scaled, slots.sum[group]);
 
-    for (std::int64_t base = 0; base < cols; base += kBatch) {
-      const std::int64_t limit = row_limit - base;
+    if (t < split.head) {
+      head = exp2f((head - row_max) * kLog2e) * inv;
+      P1::store(dst + t, &head);
+    }
+    if (t < split.tail) {
+      tail = exp2f((tail - row_max) * kLog2e) * inv;
+      P1::store(dst + tail_at, &tail);
+    }
+    for (std::int64_t batch = 0; batch < split.vecs; batch += kBatchVecs) {
+      const std::int64_t limit = vec_limit - batch;
       float x[kChunks][V];
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
-        if (c * kStride < limit) P::load_last(src + base + c * kStride, x[c]);
+        if (c * Tr::kRowThreads < limit) P::load_last(body_src + batch * V + c * kStride, x[c]);
       }
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
-        if (c * kStride < limit) {
+        if (c * Tr::kRowThreads < limit) {
 #pragma unroll
           for (int k = 0; k < V; ++k) x[c][k] = exp2f((x[c][k] - row_max) * kLog2e) * inv;
-          P::store(dst + base + c * kStride, x[c]);
+          P::store(body_dst + batch * V + c * kStride, x[c]);
         }
       }
     }
-  }
-}
-
-template <class Tr, int V, class T>
-void launch_path(const T* in, T* out, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
-  const std::int64_t groups = (rows + Tr::kRowsPerBlock - 1) / Tr::kRowsPerBlock;
-  // Grid-stride over row groups beyond the grid limit.
-  const unsigned blocks = static_cast<unsigned>(groups < 0x7FFFFFFF ? groups : 0x7FFFFFFF);
-  if (cols <= Tr::kRowCapacity) {
-    softmax_cached_kernel<Tr, V><<<blocks, Tr::kThreads, 0, stream>>>(in, out, rows, static_cast<int>(cols));
-  } else {
-    softmax_streaming_kernel<Tr, V><<<blocks, Tr::kThreads, 0, stream>>>(in, out, rows, cols);
   }
 }
 
@@ -304,12 +368,24 @@ cudaError_t launch(const T* in, T* out, std::int64_t rows, std::int64_t cols, cu
   using Tr = CudaTraits<Config, T>;
   if (rows < 0 || cols < 0) return cudaErrorInvalidValue;
   if (rows == 0 || cols == 0) return cudaSuccess;
-  const bool aligned = reinterpret_cast<std::uintptr_t>(in) % Tr::kVecBytes == 0 &&
-                       reinterpret_cast<std::uintptr_t>(out) % Tr::kVecBytes == 0 && cols % Tr::kVec == 0;
-  if (aligned) {
-    cuda_detail::launch_path<Tr, Tr::kVec>(in, out, rows, cols, stream);
+  const std::int64_t groups = (rows + Tr::kRowsPerBlock - 1) / Tr::kRowsPerBlock;
+  // Grid-stride over row groups beyond the grid limit.
+  const unsigned blocks = static_cast<unsigned>(groups < 0x7FFFFFFF ? groups : 0x7FFFFFFF);
+  // Vector accesses need in and out rows to reach an aligned address after the same head.
+  const auto in_at = reinterpret_cast<std::uintptr_t>(in);
+  const auto out_at = reinterpret_cast<std::uintptr_t>(out);
+  const bool same_phase = (in_at - out_at) % Tr::kVecBytes == 0;
+  const bool all_aligned = in_at % Tr::kVecBytes == 0 && out_at % Tr::kVecBytes == 0 && cols % Tr::kVec == 0;
+  if (!same_phase) {
+    cuda_detail::softmax_streaming_kernel<Tr, 1><<<blocks, Tr::kThreads, 0, stream>>>(in, out, rows, cols);
+  } else if (cols <= Tr::kRowCapacity && all_aligned) {
+    cuda_detail::softmax_cached_kernel<Tr, false>
+        <<<blocks, Tr::kThreads, 0, stream>>>(in, out, rows, static_cast<int>(cols));
+  } else if (cols <= Tr::kRowCapacity) {
+    cuda_detail::softmax_cached_kernel<Tr, true>
+        <<<blocks, Tr::kThreads, 0, stream>>>(in, out, rows, static_cast<int>(cols));
   } else {
-    cuda_detail::launch_path<Tr, 1>(in, out, rows, cols, stream);
+    cuda_detail::softmax_streaming_kernel<Tr, Tr::kVec><<<blocks, Tr::kThreads, 0, stream>>>(in, out, rows, cols);
   }
   return cudaGetLastError();
 }

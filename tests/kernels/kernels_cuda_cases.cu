@@ -7,6 +7,8 @@
 #include <functional>
 #include <map>
 #include <stdexcept>
+#include <type_traits>
+#include <vector>
 
 #include "kernels_cuda_cases.hpp"
 #include "kiln/cuda_support.hpp"
@@ -122,19 +124,81 @@ std::vector<kiln::CheckResult> run_nbody(const kiln::Problem& p, std::uint64_t s
   return w.check();
 }
 
-using SoftmaxRunner = std::vector<kiln::CheckResult> (*)(const kiln::Problem&, std::uint64_t, const Case&);
-const std::map<std::string, SoftmaxRunner>& softmax_runners() {
-  static const std::map<std::string, SoftmaxRunner> runners{
-      {"THREADS256_ROW_WARPS8_CACHE32_VEC_BYTES16", &run_softmax<SoftmaxBlockRow>},
-      {"THREADS128_ROW_WARPS1_CACHE32_VEC_BYTES8", &run_softmax<SoftmaxWarpRow>},
-      {"THREADS512_ROW_WARPS4_CACHE8_VEC_BYTES16", &run_softmax<SoftmaxFourRows>},
-      {"THREADS1024_ROW_WARPS32_CACHE16_VEC_BYTES16", &run_softmax<SoftmaxWidest>},
+// Elem: the host element (float, or std::uint16_t bf16 bits); DevT: the kernel's element type.
+template <class Config, class Elem, class DevT>
+kiln::CheckResult run_softmax_phase(const kiln::softmax::Shape& s, std::uint64_t seed) {
+  const auto count = static_cast<std::size_t>(s.rows * s.cols);
+  kiln::Rng rng(seed);
+  std::vector<Elem> in_host(count + 1);  // element 0 is the offset
+  for (std::int64_t r = 0; r < s.rows; ++r) {
+    const float offset = rng.uniform(kiln::softmax::kRowOffsetLo, kiln::softmax::kRowOffsetHi);
+    for (std::int64_t c = 0; c < s.cols; ++c) {
+      const float v = offset + rng.uniform(kiln::softmax::kLogitLo, kiln::softmax::kLogitHi);
+      if constexpr (std::is_same_v<Elem, float>) {
+        in_host[1 + r * s.cols + c] = v;
+      } else {
+        in_host[1 + r * s.cols + c] = kiln::bf16_from_float(v);
+      }
+    }
+  }
+  kiln::cuda::DeviceBuffer<Elem> in(in_host);
+  kiln::cuda::DeviceBuffer<Elem> out(count + 2);
+  if constexpr (std::is_same_v<Elem, float>) {
+    out.fill(kiln::float_of_bits(kiln::poison::f32));
+  } else {
+    out.fill(kiln::poison::bf16);
+  }
+  enqueue(Mode::stream, [&](cudaStream_t stream) {
+    KILN_CUDA_CHECK(kiln::softmax::launch<Config>(reinterpret_cast<const DevT*>(in.get()) + 1,
+                                                  reinterpret_cast<DevT*>(out.get()) + 2, s.rows, s.cols, stream));
+  });
+  const std::vector<Elem> out_host = out.download();
+  std::vector<std::int64_t> all(static_cast<std::size_t>(s.rows));
+  for (std::int64_t r = 0; r < s.rows; ++r) all[r] = r;
+  return kiln::softmax::compare_rows(out_host.data() + 2, s, all, [&](std::int64_t r, float* x) {
+    for (std::int64_t c = 0; c < s.cols; ++c) {
+      const Elem e = in_host[1 + r * s.cols + c];
+      if constexpr (std::is_same_v<Elem, float>) {
+        x[c] = e;
+      } else {
+        x[c] = kiln::float_from_bf16(e);
+      }
+    }
+  });
+}
+
+template <class Config>
+kiln::CheckResult run_softmax_phase_any(const kiln::Problem& p, std::uint64_t seed) {
+  const kiln::softmax::Shape s = kiln::softmax::shape_of(p);
+  if (s.bf16) return run_softmax_phase<Config, std::uint16_t, __nv_bfloat16>(s, seed);
+  return run_softmax_phase<Config, float, float>(s, seed);
+}
+
+using Runner = std::vector<kiln::CheckResult> (*)(const kiln::Problem&, std::uint64_t, const Case&);
+using PhaseRunner = kiln::CheckResult (*)(const kiln::Problem&, std::uint64_t);
+
+struct SoftmaxRunners {
+  Runner workload;
+  PhaseRunner phase;
+};
+
+template <class Config>
+SoftmaxRunners softmax_runners_for() {
+  return {&run_softmax<Config>, &run_softmax_phase_any<Config>};
+}
+
+const std::map<std::string, SoftmaxRunners>& softmax_runners() {
+  static const std::map<std::string, SoftmaxRunners> runners{
+      {"THREADS256_ROW_WARPS8_CACHE32_VEC_BYTES16", softmax_runners_for<SoftmaxBlockRow>()},
+      {"THREADS128_ROW_WARPS1_CACHE32_VEC_BYTES8", softmax_runners_for<SoftmaxWarpRow>()},
+      {"THREADS512_ROW_WARPS4_CACHE8_VEC_BYTES16", softmax_runners_for<SoftmaxFourRows>()},
+      {"THREADS1024_ROW_WARPS32_CACHE16_VEC_BYTES16", softmax_runners_for<SoftmaxWidest>()},
   };
   return runners;
 }
 
-const std::map<std::string, SoftmaxRunner>& nbody_runners() {
-  static const std::map<std::string, SoftmaxRunner> runners{
+const std::map<std::string, Runner>& nbody_runners() {
+  static const std::map<std::string, Runner> runners{
       {"THREADS256_BODIES4_JSPLIT8_UNROLL4", &run_nbody<NbodyDefault>},
       {"THREADS512_BODIES8_JSPLIT16_UNROLL2", &run_nbody<NbodyBlocked>},
       {"THREADS128_BODIES1_JSPLIT1_UNROLL8", &run_nbody<NbodyPlain>},
@@ -178,7 +242,12 @@ std::vector<std::string> nbody_configs() { return names_of(nbody_runners()); }
 
 std::vector<kiln::CheckResult> softmax_case(const std::string& config, std::int64_t rows, std::int64_t cols,
                                             const std::string& dtype, std::uint64_t seed, const Case& c) {
-  return find_runner(softmax_runners(), config)(softmax_problem(rows, cols, dtype), seed, c);
+  return find_runner(softmax_runners(), config).workload(softmax_problem(rows, cols, dtype), seed, c);
+}
+
+kiln::CheckResult softmax_phase_case(const std::string& config, std::int64_t rows, std::int64_t cols,
+                                     const std::string& dtype, std::uint64_t seed) {
+  return find_runner(softmax_runners(), config).phase(softmax_problem(rows, cols, dtype), seed);
 }
 
 std::vector<kiln::CheckResult> nbody_case(const std::string& config, std::int64_t n, std::uint64_t seed,

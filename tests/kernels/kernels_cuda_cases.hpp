@@ -34,6 +34,12 @@ std::vector<std::string> nbody_configs();
 // applies the case's tamper and returns check().
 std::vector<kiln::CheckResult> softmax_case(const std::string& config, std::int64_t rows, std::int64_t cols,
                                             const std::string& dtype, std::uint64_t seed, const Case& c = {});
+// Calls kiln::softmax::launch directly with in and out offset by one and two elements from
+// their allocations, so that they differ in alignment phase (the one-element-per-access path);
+// all rows are compared with the fp64 reference.
+kiln::CheckResult softmax_phase_case(const std::string& config, std::int64_t rows, std::int64_t cols,
+                                     const std::string& dtype, std::uint64_t seed);
+
 std::vector<kiln::CheckResult> nbody_case(const std::string& config, std::int64_t n, std::uint64_t seed,
                                           const Case& c = {});
 

@@ -39,14 +39,15 @@ void require_pass(const kiln::CheckResult& r, std::uint64_t elements, const std:
 
 TEST_CASE("softmax cuda: configs pass on tails, alignments and both paths", "[softmax][cuda]") {
   require_device();
-  // cols 1001 and 16385: odd, one element per access; 1030: 8-byte but not 16-byte aligned rows;
-  // 4104 and 20000: vector rows with a partial last pass; 20000, 16385: wider than every register
-  // cache (streaming path) for some configs; 1: a single column.
+  // cols 1001 and 16385: odd, so rows start at every alignment (single-element head and tail around
+  // the vectors); 1030: rows alternately 16-byte and 8-byte aligned; 4104 and 20000: vector rows
+  // with a partial last pass; 20000, 16385: wider than every register cache (streaming path) for
+  // some configs; 1: a single column.
   const struct {
     std::int64_t rows, cols;
     const char* dtype;
   } shapes[] = {{3, 1001, "bf16"},   {5, 1, "fp32"},      {1000, 4104, "bf16"}, {33, 20000, "fp32"},
-                {2, 16385, "bf16"},  {4097, 1030, "fp32"}, {7, 1030, "bf16"},    {300, 8192, "bf16"}};
+                {2, 16385, "bf16"},  {4001, 1030, "fp32"}, {7, 1030, "bf16"},    {300, 8192, "bf16"}};
   for (const std::string& config : cc::softmax_configs()) {
     for (const auto& s : shapes) {
       INFO(config << " rows=" << s.rows << " cols=" << s.cols << " dtype=" << s.dtype);
@@ -54,6 +55,21 @@ TEST_CASE("softmax cuda: configs pass on tails, alignments and both paths", "[so
       REQUIRE(results.size() == 1);
       require_pass(results[0], static_cast<std::uint64_t>(s.rows * s.cols), s.dtype);
       CHECK(results[0].compared == results[0].elements);
+    }
+  }
+}
+
+TEST_CASE("softmax cuda: in and out of different alignment phase", "[softmax][cuda]") {
+  require_device();
+  for (const std::string& config : cc::softmax_configs()) {
+    for (const std::string dtype : {"fp32", "bf16"}) {
+      for (std::int64_t cols : {1, 37, 1024, 20000}) {
+        INFO(config << " cols=" << cols << " dtype=" << dtype);
+        const std::int64_t rows = 9;
+        const kiln::CheckResult r = cc::softmax_phase_case(config, rows, cols, dtype, 3 + cols);
+        require_pass(r, static_cast<std::uint64_t>(rows * cols), dtype);
+        CHECK(r.compared == r.elements);
+      }
     }
   }
 }
