@@ -23,7 +23,7 @@ KILN_ATTENTION_CONFIG(D64Tiny,       64,  64, 128, 4, 2, 1, 2);  // one 128-key 
 KILN_ATTENTION_CONFIG(D64FewRows,    64,  64,  64, 4, 2, 0, 2);
 KILN_ATTENTION_CONFIG(D64Long,       64, 128,  64, 4, 2, 1, 2);  // causal and full alike
 KILN_ATTENTION_CONFIG(D128Small,    128,  64,  64, 4, 2, 1, 2);  // tiny and few_rows
-KILN_ATTENTION_CONFIG(D128Long,     128, 128,  32, 4, 3, 0, 2);  // causal and full alike
+KILN_ATTENTION_CONFIG(D128Long,     128, 128,  32, 4, 4, 0, 2);  // causal and full alike
 
 template <class Launch>
 decltype(auto) dispatch_d64(const DispatchProblem& p, Launch&& launch) {
