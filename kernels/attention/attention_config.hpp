@@ -1,5 +1,5 @@
-// A hand-written variant Config with the canonical Kiln name the generator would give it, for
-// the untuned defaults, the tests and the benchmark (the generator writes its own).
+// A hand-written variant Config with the canonical Kiln name the generator would give it, for the
+// tests and the benchmark (the generator writes its own for the tuned library).
 #pragma once
 
 #define KILN_ATTENTION_CONFIG(NAME, D, BM, BN, W, S, QR, ST)                                                  \

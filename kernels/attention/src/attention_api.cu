@@ -1,6 +1,5 @@
 // kiln::attention_forward: argument checks, then the variant Kiln chose for the problem's bucket
-// (kiln/tuned/attention_d<D>.hpp, generated at build time), or the untuned defaults when the
-// build has no tuned header for that head dimension.
+// (kiln/tuned/attention_d<D>.hpp, generated at build time from the tuning or its record).
 #include <cuda_runtime.h>
 
 #include <atomic>
