@@ -8,6 +8,7 @@
 #include "evaluate.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "manifest.hpp"
+#include "rebuild.hpp"
 #include "search.hpp"
 #include "tune.hpp"
 #include "verify.hpp"
@@ -151,6 +152,23 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
     v->probe = (*vpaths)["probe"];
     v->scratch_dir = std::filesystem::temp_directory_path() / "kiln-verify";
     exit_code = tuner::verify(*v, std::cout, std::cerr);
+  });
+
+  auto rb = std::make_shared<tuner::RebuildOptions>();
+  auto rbpaths = std::make_shared<std::map<std::string, std::string>>();
+  auto* rec = app.add_subcommand("record", "Rebuild a kernel's record (and header) from a worklog, measuring nothing");
+  rec->add_option("--manifest", (*rbpaths)["manifest"])->required()->check(CLI::ExistingFile);
+  rec->add_option("--worklog", (*rbpaths)["worklog"])->required()->check(CLI::ExistingFile);
+  rec->add_option("--device", (*rbpaths)["device"], "device file the tuning used")->required()->check(CLI::ExistingFile);
+  rec->add_option("--out", (*rbpaths)["out"], "record to write")->required();
+  rec->add_option("--header-out", (*rbpaths)["header"], "also write the dispatch header");
+  rec->callback([=, &exit_code] {
+    rb->manifest = (*rbpaths)["manifest"];
+    rb->worklog = (*rbpaths)["worklog"];
+    rb->device_spec = (*rbpaths)["device"];
+    rb->record_out = (*rbpaths)["out"];
+    if (!(*rbpaths)["header"].empty()) rb->header_out = (*rbpaths)["header"];
+    exit_code = tuner::rebuild_record(*rb, std::cout, std::cerr);
   });
 
   auto r = std::make_shared<ReplayArgs>();

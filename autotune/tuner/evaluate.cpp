@@ -131,7 +131,9 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
     out.detail = failure->detail;
     return out;
   }
-  if (auto failed = build_failure(ctx, name)) {
+  if (!ctx.measure) {
+    // Reading the worklog only: compile failures are in it as variant failures already.
+  } else if (auto failed = build_failure(ctx, name)) {
     out.failure = FailureKind::compile;
     out.detail = *failed;
     ctx.log->put_variant_failure({vkey, FailureKind::compile, out.detail, ctx.session_id, {}});
@@ -165,6 +167,10 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
     out.median_s[p.key()] = nlohmann::json::parse(cached->result).at("median_s").get<double>();
   }
 
+  if ((!to_check.empty() || !to_bench.empty()) && !ctx.measure) {
+    out.complete = false;
+    return out;
+  }
   if (!to_check.empty() || !to_bench.empty()) {
     out.ran = true;
     nlohmann::ordered_json plan = {{"seed", ctx.seed ^ std::hash<std::string>{}(name)},

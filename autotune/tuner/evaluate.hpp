@@ -26,6 +26,8 @@ struct EvaluationContext {
   int repetitions = 7;
   int checks_per_problem = 1;
   double timeout_s = 120;
+  // Off: only what the worklog holds; a variant with anything missing comes back incomplete.
+  bool measure = true;
 };
 
 struct VariantOutcome {
@@ -36,6 +38,7 @@ struct VariantOutcome {
   std::optional<double> score;               // geometric mean over the space's problems
   std::string newest_measurement;            // created_at of the newest result used
   bool ran = false;                          // a child process ran (not all from the worklog)
+  bool complete = true;                      // false: not measured (and measuring was off)
 };
 
 std::string variant_hash(const EvaluationContext& ctx, std::size_t index);

@@ -21,6 +21,7 @@
 #include "process.hpp"
 #include "record.hpp"
 #include "search.hpp"
+#include "select.hpp"
 #include "version.hpp"
 
 namespace kiln::tuner {
@@ -287,86 +288,11 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     }
     progress.finish();
 
-    // Winners per bucket: the lowest geometric mean over the bucket's problems among the variants
-    // that passed every check; ties go to the earlier variant, so the choice is deterministic.
-    Record record;
-    record.kernel = m.kernel;
-    record.backend = m.backend;
-    record.space_hash = m.space_hash;
-    record.context_key = ctx_key;
-    record.preset = spec.name;
-    record.device_name = device.value("name", probe.name);
-    record.compute_capability = device.value("compute_capability", std::string{});
-    record.driver = device.value("driver", std::string{});
-    record.cuda_runtime = device.value("cuda_runtime", std::string{});
-    record.strategy = searcher->name();
-    record.rates = rates;
-    std::size_t failed = 0, invalid = 0, passed = 0;
-    for (const auto& oc : outcomes) {
-      if (!oc.failure) {
-        ++passed;
-      } else if (*oc.failure == FailureKind::correctness) {
-        ++invalid;
-      } else {
-        ++failed;
-      }
-    }
-    record.counts = {{"feasible", m.variants.size()},
-                     {"evaluated", outcomes.size()},
-                     {"passed", passed},
-                     {"invalid", invalid},
-                     {"failed", failed}};
-    std::string newest;
-    for (std::size_t b = 0; b < m.buckets.size(); ++b) {
-      RecordedBucket rb;
-      rb.name = m.buckets[b].name;
-      std::vector<std::size_t> members;
-      for (std::size_t i = 0; i < m.problems.size(); ++i) {
-        if (m.bucket_of(m.problems[i]) == b) members.push_back(i);
-      }
-      if (members.empty()) {
-        rb.reason = "no tuning problem falls in this bucket";
-        record.buckets.push_back(std::move(rb));
-        continue;
-      }
-      std::vector<std::pair<double, std::size_t>> ranked;
-      for (const auto& oc : outcomes) {
-        if (oc.failure) continue;
-        std::vector<double> times;
-        for (std::size_t i : members) times.push_back(oc.median_s.at(m.problems[i].key()));
-        ranked.emplace_back(*geomean(times), oc.index);
-      }
-      std::sort(ranked.begin(), ranked.end());
-      if (ranked.empty()) {
-        rb.reason = "no variant passed validation and timing";
-        record.buckets.push_back(std::move(rb));
-        continue;
-      }
-      const auto& winner = *std::find_if(outcomes.begin(), outcomes.end(),
-                                         [&](const VariantOutcome& oc) { return oc.index == ranked[0].second; });
-      rb.winner = m.variants[winner.index].name;
-      rb.time_s = ranked[0].first;
-      std::vector<double> bucket_floors;
-      for (std::size_t i : members) {
-        RecordedProblem rp;
-        rp.problem = m.problems[i];
-        rp.time_s = winner.median_s.at(m.problems[i].key());
-        rp.floor_s = floors[i].seconds;
-        rp.bound = floors[i].bound;
-        if (rp.floor_s > 0) bucket_floors.push_back(rp.floor_s);
-        rb.problems.push_back(std::move(rp));
-        auto meas = log->measurement({ctx_key, m.kernel, rb.winner.value(), variant_hash(ctx, winner.index),
-                                      m.problems[i].key(), worklog::Phase::bench});
-        if (meas && meas->created_at > newest) newest = meas->created_at;
-      }
-      rb.floor_s = bucket_floors.size() == members.size() ? *geomean(bucket_floors) : 0.0;
-      for (std::size_t k = 1; k < ranked.size() && k <= 3; ++k) {
-        rb.contenders.push_back({m.variants[ranked[k].second].name, ranked[k].first});
-      }
-      record.buckets.push_back(std::move(rb));
-    }
-    record.date = newest.substr(0, 10);
-    if (record.date.empty()) record.date = "unknown";
+    SelectionInput in{&m, &*log, ctx_key, spec.name, device, rates, searcher->name()};
+    Record record = select_winners(in, outcomes, [&](std::size_t v) { return variant_hash(ctx, v); });
+    std::size_t passed = record.counts.value("passed", std::size_t{0});
+    std::size_t invalid = record.counts.value("invalid", std::size_t{0});
+    std::size_t failed = record.counts.value("failed", std::size_t{0});
 
     std::string text = record_text(record);
     write_if_changed(o.record_out, text);
