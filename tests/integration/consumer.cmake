@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.25)
 # A user's project tunes its own kernel with the installed Kiln (as cpu-tune does), installs its
 # tuned library; a consumer finds both packages with find_package, builds and runs.
 include("${CMAKE_CURRENT_LIST_DIR}/run_step.cmake")

@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.25)
 # Tunes a kernel with planted faults through the installed Kiln (cmake -P, with KILN_BUILD,
 # WORK and SOURCE set). The build must complete; each fault must be recorded with its kind; a
 # correct variant must win every bucket; an unchanged rebuild does no work; a build from the
@@ -71,3 +72,38 @@ file(REMOVE "${build}/kiln/saxpy_faulty/tune.stamp")
 kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${build}" OUTPUT_VARIABLE resumed)
 kiln_expect("${resumed}" "; 0 measured now" "every result taken from the worklog")
 message(STATUS "faulty tuning: every fault isolated and recorded with its kind")
+
+# kill -9 in the middle of a tuning run: the next run resumes, measuring only what was not finished.
+set(dir "${build}/kiln/saxpy_faulty")
+set(tune_args tune --manifest "${dir}/manifest.json" --variants-dir "${dir}/bin" --build-records "${dir}/builds"
+    --worklog "${WORK}/killed.sqlite" --device "${prefix}/share/kiln/devices/cpu.json"
+    --probe "${prefix}/bin/kiln_probe_cpu" --record-out "${WORK}/killed.record.json"
+    --header-out "${WORK}/killed.hpp" --no-progress)
+string(JOIN " " tune_line "${prefix}/bin/kiln" ${tune_args})
+# A script file, so that the shell's semicolons stay out of CMake's list splitting.
+file(WRITE "${WORK}/kill.sh" "${tune_line} > ${WORK}/killed.log 2>&1 &
+pid=$!
+until [ \"$(${prefix}/bin/kiln log --worklog ${WORK}/killed.sqlite --json 2>/dev/null | grep -c '\"verdict\"')\" -ge 3 ]
+do
+  kill -0 $pid 2>/dev/null || { echo 'the run ended before it could be killed'
+                               exit 1
+                             }
+  sleep 0.1
+done
+kill -9 $pid
+wait $pid
+exit 0
+")
+kiln_run(COMMAND sh "${WORK}/kill.sh")
+kiln_run(COMMAND "${prefix}/bin/kiln" ${tune_args} OUTPUT_VARIABLE resumed_after_kill)
+string(REGEX MATCH "; ([0-9]+) measured now" _ "${resumed_after_kill}")
+if(NOT CMAKE_MATCH_1 OR CMAKE_MATCH_1 GREATER 7)
+  message(FATAL_ERROR "after kill -9 the next run measured ${CMAKE_MATCH_1} of 10 variants again:\n${resumed_after_kill}")
+endif()
+kiln_expect("${resumed_after_kill}" "10 evaluated, 3 passed, 3 wrong, 4 failed" "the resumed run's tally")
+kiln_run(COMMAND "${prefix}/bin/kiln" log --worklog "${WORK}/killed.sqlite" --json OUTPUT_VARIABLE killed_log)
+string(JSON attempts LENGTH "${killed_log}")
+if(NOT attempts EQUAL 10)
+  message(FATAL_ERROR "expected one attempt per variant after the resume, found ${attempts}")
+endif()
+message(STATUS "kill -9 and resume: ${CMAKE_MATCH_1} of 10 variants measured by the second run")
