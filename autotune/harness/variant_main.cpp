@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device.hpp"
+#include "kiln/counter_random.hpp"
 #include "kiln/variant.hpp"
 #include "plan.hpp"
 
@@ -52,11 +53,9 @@ void isolate_protocol_stream() {
   }
 }
 
+// A seed per (problem, check) from the plan's seed: fresh inputs for every check.
 std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
-  std::uint64_t z = seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return random::mix64(seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full));
 }
 
 nlohmann::ordered_json problem_json(const Problem& p) {

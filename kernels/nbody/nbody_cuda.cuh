@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kiln/counter_random.hpp"
 #include "kiln/cuda_support.hpp"
 #include "kiln/workload.hpp"
 #include "nbody_check.hpp"
@@ -17,18 +18,6 @@ namespace kiln::nbody {
 
 namespace cuda_fill {
 
-// splitmix64's finaliser: a bijective 64-bit mix that decorrelates consecutive counters.
-__host__ __device__ inline std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Uniform in [0, 1) from (seed, counter), 24 random bits.
-__device__ inline float hash_uniform(std::uint64_t seed, std::uint64_t counter) {
-  return static_cast<float>(mix64(mix64(seed) + counter) >> 40) * 0x1.0p-24f;
-}
-
 // Positions uniform in the unit cube, masses uniform in [kMassLo, kMassHi) (nbody_check.hpp).
 // Body is float4; a template, like every kernel in these headers, so that several translation
 // units of one program may include the header.
@@ -37,8 +26,9 @@ __global__ void bodies_kernel(Body* bodies, std::int64_t n, std::uint64_t seed) 
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const auto c = static_cast<std::uint64_t>(4 * i);
-    bodies[i] = make_float4(hash_uniform(seed, c), hash_uniform(seed, c + 1), hash_uniform(seed, c + 2),
-                            kMassLo + (kMassHi - kMassLo) * hash_uniform(seed, c + 3));
+    using ::kiln::random::uniform;
+    bodies[i] = make_float4(uniform(seed, 0, c), uniform(seed, 0, c + 1), uniform(seed, 0, c + 2),
+                            kMassLo + (kMassHi - kMassLo) * uniform(seed, 0, c + 3));
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kiln/counter_random.hpp"
 #include "kiln/cuda_support.hpp"
 #include "kiln/workload.hpp"
 #include "softmax_check.hpp"
@@ -18,19 +19,6 @@ namespace kiln::softmax {
 
 namespace cuda_fill {
 
-// splitmix64's finaliser: a bijective 64-bit mix, good enough to decorrelate consecutive counters.
-__host__ __device__ inline std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Uniform in [0, 1) from (seed, stream, counter), 24 random bits.
-__device__ inline float hash_uniform(std::uint64_t seed, std::uint64_t stream, std::uint64_t counter) {
-  const std::uint64_t h = mix64(mix64(seed ^ (stream * 0x9E3779B97F4A7C15ull)) + counter);
-  return static_cast<float>(h >> 40) * 0x1.0p-24f;
-}
-
 // Logits: a per-row offset plus a per-element spread (the distribution of softmax_check.hpp).
 template <class T>
 __global__ void logits_kernel(T* x, std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
@@ -38,8 +26,8 @@ __global__ void logits_kernel(T* x, std::int64_t rows, std::int64_t cols, std::u
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t r = i / cols;
-    const float offset = kRowOffsetLo + (kRowOffsetHi - kRowOffsetLo) * hash_uniform(seed, 1, static_cast<std::uint64_t>(r));
-    const float v = offset + kLogitLo + (kLogitHi - kLogitLo) * hash_uniform(seed, 2, static_cast<std::uint64_t>(i));
+    const float offset = kRowOffsetLo + (kRowOffsetHi - kRowOffsetLo) * ::kiln::random::uniform(seed, 1, static_cast<std::uint64_t>(r));
+    const float v = offset + kLogitLo + (kLogitHi - kLogitLo) * ::kiln::random::uniform(seed, 2, static_cast<std::uint64_t>(i));
     if constexpr (std::is_same_v<T, float>) {
       x[i] = v;
     } else {
