@@ -3,6 +3,9 @@
 # libkiln_attention_bench.so (C ABI, attention_bench_capi.h: the public API plus the variants of
 # bench_variants.inc) and the three attention test programs, for one GPU architecture.
 #   kernels/attention/bench/build.sh [90a|89] [output dir]
+# The public API dispatches through Kiln's generated headers: KILN_GENERATED_INCLUDE names the
+# folder holding kiln/tuned/attention_d64.hpp and attention_d128.hpp (default: the `test` preset's
+# build, whose headers come from presets/records/; a `*-tune` build's come from its tuning).
 # Every translation unit compiles in parallel; ptxas register/spill reports go to ptxas.log.
 set -euo pipefail
 arch="${1:-90a}"
@@ -14,9 +17,15 @@ case "$arch" in
   *) echo "architecture must be 90a or 89" >&2; exit 2 ;;
 esac
 nvcc="${NVCC:-nvcc}"
+generated="${KILN_GENERATED_INCLUDE:-$root/build/test/kiln/include}"
+if [ ! -f "$generated/kiln/tuned/attention_d64.hpp" ] || [ ! -f "$generated/kiln/tuned/attention_d128.hpp" ]; then
+  echo "no generated attention headers in $generated: build Kiln first (cmake --workflow --preset test)," \
+       "or set KILN_GENERATED_INCLUDE" >&2
+  exit 2
+fi
 att="$root/kernels/attention"
 flags=(-std=c++17 -O3 $gencode -Xcompiler -fPIC -Xptxas=-v
-       -I"$att" -I"$att/include" -I"$att/src" -I"$att/bench" -I"$root/autotune/include" -I"$root/tests/kernels/attention")
+       -I"$att" -I"$att/include" -I"$att/src" -I"$att/bench" -I"$root/autotune/include" -I"$root/tests/kernels/attention" -I"$generated")
 
 mkdir -p "$out/gen" "$out/obj" "$out/log"
 # One source per benchmark variant (and none for variants no longer listed).
