@@ -32,19 +32,6 @@ __global__ void bodies_kernel(Body* bodies, std::int64_t n, std::uint64_t seed) 
   }
 }
 
-template <class Bits>
-__global__ void poison_kernel(Bits* x, std::int64_t count, Bits pattern) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    x[i] = pattern;
-  }
-}
-
-inline unsigned grid_for(std::int64_t count) {
-  const std::int64_t blocks = (count + 255) / 256;
-  return static_cast<unsigned>(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
-}
-
 }  // namespace cuda_fill
 
 class CudaWorkload final : public Workload {
@@ -54,7 +41,7 @@ class CudaWorkload final : public Workload {
         seed_(seed),
         bodies_(static_cast<std::size_t>(4 * n_)),
         acc_(static_cast<std::size_t>(3 * n_)) {
-    cuda_fill::bodies_kernel<<<cuda_fill::grid_for(n_), 256>>>(bodies4(), n_, seed_);
+    cuda_fill::bodies_kernel<<<::kiln::cuda::grid_for(n_), 256>>>(bodies4(), n_, seed_);
     KILN_CUDA_CHECK(cudaGetLastError());
     KILN_CUDA_CHECK(cudaDeviceSynchronize());
   }
@@ -64,13 +51,8 @@ class CudaWorkload final : public Workload {
     KILN_CUDA_CHECK(launch<Config>(bodies4(), acc_.get(), n_, stream));
   }
 
-  void poison() override {
-    KILN_CUDA_CHECK(cudaDeviceSynchronize());
-    cuda_fill::poison_kernel<<<cuda_fill::grid_for(3 * n_), 256>>>(reinterpret_cast<std::uint32_t*>(acc_.get()),
-                                                                    3 * n_, poison::f32);
-    KILN_CUDA_CHECK(cudaGetLastError());
-    KILN_CUDA_CHECK(cudaDeviceSynchronize());
-  }
+  void poison() override { ::kiln::cuda::fill(reinterpret_cast<std::uint32_t*>(acc_.get()), 3 * n_, poison::f32); }
+
 
   std::vector<CheckResult> check() override {
     KILN_CUDA_CHECK(cudaDeviceSynchronize());

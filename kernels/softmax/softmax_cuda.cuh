@@ -36,19 +36,6 @@ __global__ void logits_kernel(T* x, std::int64_t rows, std::int64_t cols, std::u
   }
 }
 
-template <class Bits>
-__global__ void poison_kernel(Bits* x, std::int64_t count, Bits pattern) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    x[i] = pattern;
-  }
-}
-
-inline unsigned grid_for(std::int64_t count) {
-  const std::int64_t blocks = (count + 255) / 256;
-  return static_cast<unsigned>(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
-}
-
 }  // namespace cuda_fill
 
 class CudaWorkload final : public Workload {
@@ -63,9 +50,9 @@ class CudaWorkload final : public Workload {
     // Buffers are allocated as 32-bit words (cudaMalloc aligns them to 256 bytes) and viewed as
     // fp32 or bf16 elements.
     if (shape_.bf16) {
-      cuda_fill::logits_kernel<<<cuda_fill::grid_for(count_), 256>>>(in_bf16(), shape_.rows, shape_.cols, seed_);
+      cuda_fill::logits_kernel<<<::kiln::cuda::grid_for(count_), 256>>>(in_bf16(), shape_.rows, shape_.cols, seed_);
     } else {
-      cuda_fill::logits_kernel<<<cuda_fill::grid_for(count_), 256>>>(in_f32(), shape_.rows, shape_.cols, seed_);
+      cuda_fill::logits_kernel<<<::kiln::cuda::grid_for(count_), 256>>>(in_f32(), shape_.rows, shape_.cols, seed_);
     }
     KILN_CUDA_CHECK(cudaGetLastError());
     KILN_CUDA_CHECK(cudaDeviceSynchronize());
@@ -81,17 +68,13 @@ class CudaWorkload final : public Workload {
   }
 
   void poison() override {
-    KILN_CUDA_CHECK(cudaDeviceSynchronize());
     if (shape_.bf16) {
-      cuda_fill::poison_kernel<<<cuda_fill::grid_for(count_), 256>>>(reinterpret_cast<std::uint16_t*>(out_.get()),
-                                                                     count_, poison::bf16);
+      ::kiln::cuda::fill(reinterpret_cast<std::uint16_t*>(out_.get()), count_, poison::bf16);
     } else {
-      cuda_fill::poison_kernel<<<cuda_fill::grid_for(count_), 256>>>(reinterpret_cast<std::uint32_t*>(out_.get()),
-                                                                     count_, poison::f32);
+      ::kiln::cuda::fill(reinterpret_cast<std::uint32_t*>(out_.get()), count_, poison::f32);
     }
-    KILN_CUDA_CHECK(cudaGetLastError());
-    KILN_CUDA_CHECK(cudaDeviceSynchronize());
   }
+
 
   std::vector<CheckResult> check() override {
     KILN_CUDA_CHECK(cudaDeviceSynchronize());

@@ -22,6 +22,29 @@ inline void check(cudaError_t status, const char* what, const char* file, int li
 
 #define KILN_CUDA_CHECK(expr) ::kiln::cuda::check((expr), #expr, __FILE__, __LINE__)
 
+// A grid for one thread per element in steps of 256, capped where grid-stride loops take over.
+inline unsigned grid_for(std::int64_t count) {
+  const std::int64_t blocks = (count + 255) / 256;
+  return static_cast<unsigned>(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
+}
+
+template <class Bits>
+__global__ void fill_kernel(Bits* x, std::int64_t count, Bits pattern) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    x[i] = pattern;
+  }
+}
+
+// Every one of `count` elements set to `pattern` (a poison value), on the device; synchronous.
+template <class Bits>
+void fill(Bits* x, std::int64_t count, Bits pattern) {
+  KILN_CUDA_CHECK(cudaDeviceSynchronize());
+  fill_kernel<<<grid_for(count), 256>>>(x, count, pattern);
+  KILN_CUDA_CHECK(cudaGetLastError());
+  KILN_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 template <class T>
 class DeviceBuffer {
  public:
@@ -57,7 +80,7 @@ class DeviceBuffer {
     return host;
   }
   // Every element set to `pattern` (a poison value); synchronous.
-  void fill(T pattern) { upload(std::vector<T>(count_, pattern)); }
+  void fill(T pattern) { ::kiln::cuda::fill(ptr_, static_cast<std::int64_t>(count_), pattern); }
 
  private:
   void release() {
