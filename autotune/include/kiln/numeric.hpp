@@ -43,13 +43,14 @@ inline std::uint16_t f16_from_float(float x) {
   std::uint32_t abs = u & 0x7FFFFFFFu;
   if (abs > 0x7F800000u) return static_cast<std::uint16_t>(sign | 0x7E00u);  // NaN
   if (abs >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // overflow -> inf
-  if (abs < 0x38800000u) {                                                     // subnormal or zero
-    if (abs < 0x33000000u) return static_cast<std::uint16_t>(sign);
+  if (abs < 0x38800000u) {  // below 2^-14: a subnormal half, h * 2^-24, or zero
+    if (abs < 0x33000000u) return static_cast<std::uint16_t>(sign);  // under half of 2^-24
+    // value = mant * 2^(e - 150) with the implicit bit; h = value / 2^-24 = mant >> (126 - e).
     std::uint32_t mant = (abs & 0x007FFFFFu) | 0x00800000u;
-    int shift = 113 - static_cast<int>(abs >> 23);
-    std::uint32_t half = mant >> (shift + 1);
-    std::uint32_t rem = mant & ((1u << (shift + 1)) - 1u);
-    std::uint32_t mid = 1u << shift;
+    int shift = 126 - static_cast<int>(abs >> 23);
+    std::uint32_t half = mant >> shift;
+    std::uint32_t rem = mant & ((1u << shift) - 1u);
+    std::uint32_t mid = 1u << (shift - 1);
     if (rem > mid || (rem == mid && (half & 1u))) ++half;
     return static_cast<std::uint16_t>(sign | half);
   }

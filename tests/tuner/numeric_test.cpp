@@ -1,0 +1,64 @@
+// The harness's 16-bit conversions: exact round trips, and round-to-nearest-even against a
+// reference computed in double.
+#include <cmath>
+#include <cstdint>
+
+#include "kiln/numeric.hpp"
+#include "kiln/rng.hpp"
+#include "kiln_catch.hpp"
+
+namespace {
+
+bool is_nan_f16(std::uint16_t h) { return (h & 0x7C00u) == 0x7C00u && (h & 0x03FFu) != 0; }
+
+// The nearest fp16 value to x (ties to even), found by search over the finite halves of x's sign.
+std::uint16_t nearest_f16(float x) {
+  std::uint16_t sign = std::signbit(x) ? 0x8000u : 0u;
+  double target = std::fabs(static_cast<double>(x));
+  std::uint16_t best = sign;
+  double best_err = 1e300;
+  for (std::uint32_t m = 0; m <= 0x7C00u; ++m) {  // 0x7C00 is infinity: the nearest beyond 65504
+    double v = m == 0x7C00u ? 65536.0 : static_cast<double>(kiln::float_from_f16(static_cast<std::uint16_t>(m)));
+    double err = std::fabs(v - target);
+    if (err < best_err || (err == best_err && (m & 1u) == 0)) {
+      best_err = err;
+      best = static_cast<std::uint16_t>(sign | m);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("every fp16 value survives float and back") {
+  for (std::uint32_t h = 0; h <= 0xFFFFu; ++h) {
+    auto bits = static_cast<std::uint16_t>(h);
+    if (is_nan_f16(bits)) {
+      CHECK(is_nan_f16(kiln::f16_from_float(kiln::float_from_f16(bits))));
+      continue;
+    }
+    INFO("half 0x" << std::hex << h);
+    REQUIRE(kiln::f16_from_float(kiln::float_from_f16(bits)) == bits);
+  }
+}
+
+TEST_CASE("fp16 rounding is to nearest, ties to even, subnormals included") {
+  kiln::Rng rng(17);
+  for (int i = 0; i < 300; ++i) {
+    // Spread over the subnormal and normal ranges: 2^-26 .. 2^16.
+    float x = std::ldexp(rng.uniform(1.0f, 2.0f), -26 + static_cast<int>(rng.uniform() * 42)) * (i % 2 ? -1.0f : 1.0f);
+    INFO("x = " << x);
+    CHECK(kiln::f16_from_float(x) == nearest_f16(x));
+  }
+  CHECK(kiln::f16_from_float(3.0e-5f) == nearest_f16(3.0e-5f));
+  CHECK(kiln::f16_from_float(1e6f) == 0x7C00u);
+}
+
+TEST_CASE("every bf16 value survives float and back") {
+  for (std::uint32_t h = 0; h <= 0xFFFFu; ++h) {
+    auto bits = static_cast<std::uint16_t>(h);
+    float f = kiln::float_from_bf16(bits);
+    if (std::isnan(f)) continue;
+    REQUIRE(kiln::bf16_from_float(f) == bits);
+  }
+}
