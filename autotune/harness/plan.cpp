@@ -3,23 +3,9 @@
 #include <fstream>
 
 #include "kiln/error.hpp"
+#include "kiln/problem_json.hpp"
 
 namespace kiln::harness {
-
-Problem problem_from_json(const nlohmann::ordered_json& j) {
-  if (!j.is_object()) throw Error("a problem must be a JSON object, got " + j.dump());
-  Problem p;
-  for (const auto& [name, value] : j.items()) {
-    if (value.is_number_integer()) {
-      p.set(name, value.get<std::int64_t>());
-    } else if (value.is_string()) {
-      p.set(name, value.get<std::string>());
-    } else {
-      throw Error("problem dimension '" + name + "' must be an integer or a symbol, got " + value.dump());
-    }
-  }
-  return p;
-}
 
 Plan load_plan(const std::string& path) {
   std::ifstream in(path);

@@ -22,7 +22,6 @@ struct Plan {
   std::uint64_t max_rotation_bytes = std::uint64_t{4} << 30;
 };
 
-Problem problem_from_json(const nlohmann::ordered_json& j);
 Plan load_plan(const std::string& path);
 double tolerance_for(const Plan& plan, const std::string& dtype);
 

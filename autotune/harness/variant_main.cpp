@@ -22,6 +22,7 @@
 
 #include "device.hpp"
 #include "kiln/counter_random.hpp"
+#include "kiln/problem_json.hpp"
 #include "kiln/variant.hpp"
 #include "plan.hpp"
 
@@ -56,18 +57,6 @@ void isolate_protocol_stream() {
 // A seed per (problem, check) from the plan's seed: fresh inputs for every check.
 std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
   return random::mix64(seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full));
-}
-
-nlohmann::ordered_json problem_json(const Problem& p) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : p.dims()) {
-    if (const auto* i = std::get_if<std::int64_t>(&value)) {
-      j[name] = *i;
-    } else {
-      j[name] = std::get<std::string>(value);
-    }
-  }
-  return j;
 }
 
 // Fresh inputs, poisoned outputs, one run, full check. Returns whether every output passed.
@@ -118,7 +107,7 @@ bool check_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
                          {"tolerance", tol},
                          {"passed", passed}});
     }
-    nlohmann::ordered_json event = {{"event", "check"},     {"index", index},  {"problem", problem_json(problem)},
+    nlohmann::ordered_json event = {{"event", "check"},     {"index", index},  {"problem", problem_to_json(problem)},
                                     {"key", problem.key()}, {"seed", seed},    {"passed", reason.empty()},
                                     {"outputs", outputs}};
     if (!reason.empty()) event["reason"] = reason;
@@ -218,7 +207,7 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   double stddev = s.size() > 1 ? std::sqrt(var / static_cast<double>(s.size() - 1)) : 0.0;
   emit({{"event", "bench"},
         {"index", index},
-        {"problem", problem_json(problem)},
+        {"problem", problem_to_json(problem)},
         {"key", problem.key()},
         {"median_s", median(s)},
         {"mean_s", mean},

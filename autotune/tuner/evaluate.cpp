@@ -102,17 +102,7 @@ ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::or
   return r;
 }
 
-Problem problem_from_event(const nlohmann::ordered_json& event) {
-  Problem p;
-  for (const auto& [dim, value] : event.at("problem").items()) {
-    if (value.is_number_integer()) {
-      p.set(dim, value.get<std::int64_t>());
-    } else {
-      p.set(dim, value.get<std::string>());
-    }
-  }
-  return p;
-}
+Problem problem_from_event(const nlohmann::ordered_json& event) { return problem_from_json(event.at("problem")); }
 
 std::string variant_hash(const EvaluationContext& ctx, std::size_t index) {
   return fnv1a64_hex(read_text(ctx.manifest->variants[index].source));

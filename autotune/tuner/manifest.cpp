@@ -11,18 +11,6 @@ gen::Value value_from_json(const nlohmann::ordered_json& j) {
   return j.get<std::string>();
 }
 
-Problem problem_from(const nlohmann::ordered_json& j) {
-  Problem p;
-  for (const auto& [name, value] : j.items()) {
-    if (value.is_number_integer()) {
-      p.set(name, value.get<std::int64_t>());
-    } else {
-      p.set(name, value.get<std::string>());
-    }
-  }
-  return p;
-}
-
 }  // namespace
 
 std::string value_text(const gen::Value& v) {
@@ -40,18 +28,6 @@ gen::Environment environment_of(const Problem& p) {
     }
   }
   return env;
-}
-
-nlohmann::ordered_json problem_to_json(const Problem& p) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : p.dims()) {
-    if (const auto* i = std::get_if<std::int64_t>(&value)) {
-      j[name] = *i;
-    } else {
-      j[name] = std::get<std::string>(value);
-    }
-  }
-  return j;
 }
 
 Manifest load_manifest(const std::filesystem::path& file) {
@@ -104,8 +80,8 @@ Manifest load_manifest(const std::filesystem::path& file) {
     for (const auto& [resource, text] : work_section.items()) {
       m.work.emplace_back(resource, gen::Expr::parse(text.get<std::string>()));
     }
-    for (const auto& p : j.at("problems")) m.problems.push_back(problem_from(p));
-    for (const auto& p : j.value("checks", nlohmann::ordered_json::array())) m.checks.push_back(problem_from(p));
+    for (const auto& p : j.at("problems")) m.problems.push_back(problem_from_json(p));
+    for (const auto& p : j.value("checks", nlohmann::ordered_json::array())) m.checks.push_back(problem_from_json(p));
     for (const auto& b : j.at("buckets")) {
       m.buckets.push_back({b.at("name").get<std::string>(), gen::Expr::parse(b.at("when").get<std::string>())});
     }

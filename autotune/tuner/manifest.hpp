@@ -11,6 +11,7 @@
 
 #include "kiln/gen/expr.hpp"
 #include "kiln/problem.hpp"
+#include "kiln/problem_json.hpp"
 
 namespace kiln::tuner {
 
@@ -67,7 +68,6 @@ struct Manifest {
 Manifest load_manifest(const std::filesystem::path& file);
 
 gen::Environment environment_of(const Problem& p);
-nlohmann::ordered_json problem_to_json(const Problem& p);
 std::string value_text(const gen::Value& v);
 
 }  // namespace kiln::tuner

@@ -82,13 +82,7 @@ Record record_from_json(const nlohmann::ordered_json& j, const std::string& orig
         b.floor_s = jb.value("floor_s", 0.0);
         for (const auto& jp : jb.at("problems")) {
           RecordedProblem p;
-          for (const auto& [name, value] : jp.at("problem").items()) {
-            if (value.is_number_integer()) {
-              p.problem.set(name, value.get<std::int64_t>());
-            } else {
-              p.problem.set(name, value.get<std::string>());
-            }
-          }
+          p.problem = problem_from_json(jp.at("problem"));
           p.time_s = jp.at("time_s").get<double>();
           p.floor_s = jp.value("floor_s", 0.0);
           p.bound = jp.value("bound", std::string{});

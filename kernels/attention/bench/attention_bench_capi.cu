@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_forward.hpp"
 #include "attention_launch.cuh"
 #include "kiln/attention.hpp"
 
@@ -66,45 +67,9 @@ kiln::AttentionParams to_params(const KilnAttentionCall& c) {
   return p;
 }
 
-kiln::attention::ForwardParams to_forward(const KilnAttentionCall& c) {
-  kiln::attention::ForwardParams p;
-  p.q = c.q;
-  p.k = c.k;
-  p.v = c.v;
-  p.o = c.o;
-  p.lse = c.lse;
-  p.q_batch_stride = c.q_strides[0];
-  p.q_head_stride = c.q_strides[1];
-  p.q_seq_stride = c.q_strides[2];
-  p.k_batch_stride = c.k_strides[0];
-  p.k_head_stride = c.k_strides[1];
-  p.k_seq_stride = c.k_strides[2];
-  p.v_batch_stride = c.v_strides[0];
-  p.v_head_stride = c.v_strides[1];
-  p.v_seq_stride = c.v_strides[2];
-  p.o_batch_stride = c.o_strides[0];
-  p.o_head_stride = c.o_strides[1];
-  p.o_seq_stride = c.o_strides[2];
-  p.batch = c.batch;
-  p.heads_q = c.heads_q;
-  p.heads_kv = c.heads_kv;
-  p.seq_q = c.seq_q;
-  p.seq_k = c.seq_k;
-  p.group = c.heads_q / c.heads_kv;
-  p.scale = c.scale;
-  p.scale_log2 = c.scale * 1.4426950408889634f;
-  return p;
-}
+kiln::attention::ForwardParams to_forward(const KilnAttentionCall& c) { return kiln::attention::to_forward(to_params(c)); }
 
-int sm_count() {
-  static int count = [] {
-    int device = 0, n = 0;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
-    return n;
-  }();
-  return count;
-}
+using kiln::attention::sm_count;
 
 bool valid_variant(int index, const KilnAttentionCall* call) {
   if (index < 0 || index >= kVariantCount) {
