@@ -9,8 +9,8 @@
     static constexpr int BLOCK_N = BN;                                                                     \
     static constexpr int WARPS = W;                                                                        \
     static constexpr int STAGES = S;                                                                       \
-    static constexpr int Q_IN_REGS = QR;                                                                   \
+    static constexpr int Q_REG_STEPS = QR;                                                                   \
     static constexpr int SPLIT_TARGET = ST;                                                                \
     static constexpr const char* kiln_name = "attention_d" #D "__HEAD_DIM" #D "_BLOCK_M" #BM "_BLOCK_N" #BN \
-                                             "_WARPS" #W "_STAGES" #S "_Q_IN_REGS" #QR "_SPLIT_TARGET" #ST;  \
+                                             "_WARPS" #W "_STAGES" #S "_Q_REG_STEPS" #QR "_SPLIT_TARGET" #ST;  \
   }

@@ -1,5 +1,5 @@
 // Everything the attention kernel derives from a variant's knobs (a Config with HEAD_DIM, BLOCK_M,
-// BLOCK_N, WARPS, STAGES, Q_IN_REGS, SPLIT_TARGET), checked at compile time. The space files prune
+// BLOCK_N, WARPS, STAGES, Q_REG_STEPS, SPLIT_TARGET), checked at compile time. The space files prune
 // with the same formulas before anything is compiled; these asserts catch a Config written by hand.
 #pragma once
 #include <cstdint>
@@ -21,7 +21,9 @@ struct Traits {
   static constexpr int kBlockN = Config::BLOCK_N;        // keys per main-loop iteration
   static constexpr int kWarps = Config::WARPS;           // warps split the query rows
   static constexpr int kStages = Config::STAGES;         // K/V tiles in flight (cp.async groups)
-  static constexpr bool kQInRegs = Config::Q_IN_REGS != 0;  // Q fragments loaded once into registers
+  // k16 steps of the Q tile whose fragments a warp loads into registers once, before the key loop;
+  // the other steps are read from shared memory on every key tile.
+  static constexpr int kQRegSteps = Config::Q_REG_STEPS;
   static constexpr int kSplitTarget = Config::SPLIT_TARGET;  // 0: never split the keys
 
   // Derived.
@@ -38,7 +40,7 @@ struct Traits {
   static constexpr int kStageElems = 2 * kKVTileElems;    // one K tile and one V tile
   static constexpr int kSmemBytes = 2 * (kQElems + kStages * kStageElems);
   // fp32 accumulators a thread keeps live through the main loop (O, S and, optionally, Q).
-  static constexpr int kAccRegs = kMTiles * 4 * (kDTiles + kNTiles) + (kQInRegs ? kMTiles * kKSteps * 4 : 0);
+  static constexpr int kAccRegs = kMTiles * 4 * (kDTiles + kNTiles + kQRegSteps);
 
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256,
                 "HEAD_DIM must be 64, 128, 192 or 256: the XOR swizzle permutes 8 chunks of 16 bytes");
@@ -51,6 +53,7 @@ struct Traits {
   static_assert((kBlockN * kChunksPerRow) % kThreads == 0, "K/V tile chunks must divide among the threads");
   static_assert((kRowsPerWarp * kChunksPerRow) % 32 == 0, "output rows of a warp must divide among its lanes");
   static_assert(kSmemBytes <= kMaxSmemPerBlock, "tiles exceed the largest shared memory of a block");
+  static_assert(kQRegSteps >= 0 && kQRegSteps <= kKSteps, "Q_REG_STEPS must lie in [0, HEAD_DIM / 16]");
   static_assert(kSplitTarget >= 0 && kSplitTarget <= kMaxSplitTarget, "SPLIT_TARGET out of range");
   static_assert(kAccRegs <= 224, "accumulators alone would exhaust the 255 registers of a thread");
 };

@@ -149,12 +149,27 @@ size_t kiln_attention_bench_variant_workspace_bytes(int index, const KilnAttenti
   return kVariants[index].scratch(to_forward(*call), sm_count());
 }
 
+namespace {
+
+__global__ void empty_kernel() {}
+
+}  // namespace
+
 // One call from the host with events around it, the device idle before it (synchronised), as a
 // caller sees it: the median of `reps` device-side times, and of the host time the call took.
+// index >= 0: that variant; -1: the public call (dispatched variant); -2: an empty kernel launched
+// the same way, the floor of this measurement on this machine (launch cost, no work).
 int kiln_attention_bench_latency(int index, const KilnAttentionCall* call, void* stream, int reps, double* device_us,
                                  double* host_us) {
   if (index >= 0 && !valid_variant(index, call)) return 1;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
+  auto one_call = [&]() -> int {
+    if (index == -2) {
+      empty_kernel<<<1, 32, 0, s>>>();
+      return cudaGetLastError() == cudaSuccess ? 0 : 1;
+    }
+    return index < 0 ? kiln_attention_bench_forward(call, stream) : kiln_attention_bench_forward_variant(index, call, stream);
+  };
   cudaEvent_t start, stop;
   if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
     last_error = "cudaEventCreate failed";
@@ -166,7 +181,7 @@ int kiln_attention_bench_latency(int index, const KilnAttentionCall* call, void*
     cudaDeviceSynchronize();
     cudaEventRecord(start, s);
     const auto t0 = std::chrono::steady_clock::now();
-    rc = index < 0 ? kiln_attention_bench_forward(call, stream) : kiln_attention_bench_forward_variant(index, call, stream);
+    rc = one_call();
     const auto t1 = std::chrono::steady_clock::now();
     cudaEventRecord(stop, s);
     cudaEventSynchronize(stop);

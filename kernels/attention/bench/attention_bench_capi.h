@@ -36,8 +36,9 @@ int kiln_attention_bench_variant_head_dim(int index);
 int kiln_attention_bench_forward_variant(int index, const KilnAttentionCall* call, void* stream);
 size_t kiln_attention_bench_variant_workspace_bytes(int index, const KilnAttentionCall* call);
 
-/* index -1: the public API; reps >= 1. Median device-side time (events around one call, device
- * idle before it) and median host time of the call itself, in microseconds. */
+/* index -1: the public API; -2: an empty kernel launched the same way (the floor of this
+ * measurement: launch cost, no work); reps >= 1. Median device-side time (events around one call,
+ * device idle before it) and median host time of the call itself, in microseconds. */
 int kiln_attention_bench_latency(int index, const KilnAttentionCall* call, void* stream, int reps, double* device_us,
                                  double* host_us);
 

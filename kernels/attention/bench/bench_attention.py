@@ -109,9 +109,9 @@ def seed_shapes():
     return out
 
 
-def fa_grid(seqs):
+def fa_grid(seqs, head_dims=(64, 128)):
     # FlashAttention's benchmark grid: 16k tokens (B = 16384 / S), H·D = 2048.
-    return [Shape(16384 // s, 2048 // d, s, d, causal) for d in (64, 128) for causal in (False, True) for s in seqs]
+    return [Shape(16384 // s, 2048 // d, s, d, causal) for d in head_dims for causal in (False, True) for s in seqs]
 
 
 class Problem:
@@ -297,7 +297,7 @@ def fmt(x, spec=".1f"):
     return "n/a" if x is None else format(x, spec)
 
 
-def print_tables(rows, device):
+def print_tables(rows, device, empty):
     print(f"\n## Kernel time (CUDA graph of back-to-back calls, median), {device}")
     print("shape | floor us | kiln us | TFLOP/s | x floor | best variant us | best TFLOP/s | flash us | cudnn us | "
           "efficient us | default us | kiln/flash | best/flash | best/cudnn | best/default | max rel_l2")
@@ -314,7 +314,8 @@ def print_tables(rows, device):
                           fmt(max(errs) if errs else None, ".1e")]))
     print(f"\n## Per-call latency (one call from the host, events around it, device idle before, median of 30), "
           f"{device}\nPython columns call through torch/ctypes; C++ columns call kiln::attention_forward from C++ "
-          f"(host us: time spent inside the call)")
+          f"(host us: time spent inside the call). Floor, an empty kernel measured the same way from C++: "
+          f"{empty[0]:.1f} us ({empty[1]:.1f} us of it in the launch call)")
     print("shape | kiln py us | best py us | flash py us | cudnn py us | efficient py us | default py us | "
           "kiln C++ us | kiln host us | best C++ us | dispatched | best variant")
     for r in rows:
@@ -327,7 +328,7 @@ def print_tables(rows, device):
 def short(name):
     return (name.replace("attention_d", "d").replace("__HEAD_DIM64", "").replace("__HEAD_DIM128", "")
             .replace("_BLOCK_M", "_m").replace("_BLOCK_N", "_n").replace("_WARPS", "_w").replace("_STAGES", "_s")
-            .replace("_Q_IN_REGS", "_q").replace("_SPLIT_TARGET", "_t"))
+            .replace("_Q_REG_STEPS", "_q").replace("_SPLIT_TARGET", "_t"))
 
 
 def main():
@@ -335,6 +336,7 @@ def main():
     ap.add_argument("--lib", required=True, help="path of libkiln_attention_bench.so")
     ap.add_argument("--shapes", default="seed,grid", help="comma list of: seed, grid")
     ap.add_argument("--seqs", default="512,1024,2048,4096,8192,16384", help="grid sequence lengths")
+    ap.add_argument("--head-dims", default="64,128", help="grid head dimensions")
     ap.add_argument("--variants", default="all", help="'all', 'none' or comma list of variant indices")
     ap.add_argument("--check-limit", type=float, default=2 ** 31, help="largest B·H·S² checked against fp32 math")
     ap.add_argument("--json", help="write every number here")
@@ -354,8 +356,14 @@ def main():
     if "seed" in args.shapes:
         shapes += seed_shapes()
     if "grid" in args.shapes:
-        shapes += fa_grid([int(x) for x in args.seqs.split(",")])
+        shapes += fa_grid([int(x) for x in args.seqs.split(",")], [int(x) for x in args.head_dims.split(",")])
     print(f"device: {device}, torch {torch.__version__}, {count} variants compiled", flush=True)
+    # The floor of the per-call latency on this machine: an empty kernel, measured the same way.
+    dev, host = ctypes.c_double(), ctypes.c_double()
+    if lib.kiln_attention_bench_latency(-2, None, current_stream(), 100, ctypes.byref(dev), ctypes.byref(host)):
+        raise RuntimeError(lib.kiln_attention_bench_error().decode())
+    empty = (dev.value, host.value)
+    print(f"empty kernel, events around one launch: {empty[0]:.1f} us (host {empty[1]:.1f} us in the launch)", flush=True)
     rows = []
     for shape in shapes:
         row = bench_shape(lib, shape, variants, rates, args.check_limit)
@@ -368,8 +376,9 @@ def main():
         torch.cuda.empty_cache()
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": device, "torch": torch.__version__, "rows": rows}, f, indent=1)
-    print_tables(rows, device)
+            json.dump({"device": device, "torch": torch.__version__, "empty_kernel_latency_us": empty, "rows": rows}, f,
+                      indent=1)
+    print_tables(rows, device, empty)
     bad = [(r["shape"], n, e) for r in rows for n, e in r["errors"].items() if n != "sdpa_flash" and not e <= 2e-2]
     if bad:
         print("ACCURACY FAILURES:", bad)
