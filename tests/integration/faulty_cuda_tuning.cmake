@@ -1,0 +1,96 @@
+cmake_minimum_required(VERSION 3.25)
+# Tunes a CUDA kernel with planted GPU faults through the installed Kiln, on this machine's GPU
+# (cmake -P, with KILN_BUILD, WORK and SOURCE set, and CUDA_COMPILER and CUDA_ARCHITECTURES from
+# the build under test). The build must complete; each fault must be recorded with its kind and
+# its own cause; a correct variant must win every bucket.
+include("${CMAKE_CURRENT_LIST_DIR}/run_step.cmake")
+
+# Without a GPU there is nothing to tune on: the test reports itself skipped (its
+# SKIP_REGULAR_EXPRESSION is this line).
+execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE rc OUTPUT_VARIABLE gpus ERROR_QUIET)
+if(NOT rc EQUAL 0 OR NOT gpus MATCHES "GPU [0-9]+:")
+  message("faulty CUDA tuning: no CUDA device: skipped")
+  return()
+endif()
+
+file(REMOVE_RECURSE "${WORK}")
+kiln_install_under_test("${KILN_BUILD}" "${WORK}" prefix)
+set(project "${SOURCE}/tests/integration/faulty_cuda_project")
+set(build "${WORK}/tuned")
+# The compiler and architectures of the build under test, as an initial cache: a list of
+# architectures would not survive kiln_run's argument list.
+file(WRITE "${WORK}/cuda.cmake" "set(CMAKE_CUDA_COMPILER \"${CUDA_COMPILER}\" CACHE FILEPATH \"\")
+set(CMAKE_CUDA_ARCHITECTURES \"${CUDA_ARCHITECTURES}\" CACHE STRING \"\")
+")
+# KILN_GPU=native: the device file is the one that describes the GPU here, whichever it is.
+kiln_run(COMMAND "${CMAKE_COMMAND}" -C "${WORK}/cuda.cmake" -S "${project}" -B "${build}" -G Ninja
+         "-DCMAKE_PREFIX_PATH=${prefix}" -DKILN_TUNE=ON -DKILN_TUNE_BACKENDS=cuda -DKILN_GPU=native
+         "-DKILN_RECORDS_DIR=${WORK}/records" -DKILN_UPDATE_RECORDS=ON)
+kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${build}" OUTPUT_VARIABLE out)
+kiln_expect("${out}" "saxpy_faulty_cuda on [^\n]*: 11 evaluated, 3 passed, 3 wrong, 5 failed to build or run" "the tally")
+
+# Each fault with its verdict/kind and the cause that proves it was the planted one. A block too
+# large is cudaErrorInvalidValue from CUDA 13 (seen on an H200), cudaErrorInvalidConfiguration
+# from earlier runtimes.
+kiln_run(COMMAND "${prefix}/bin/kiln" log --worklog "${build}/kiln/worklog.sqlite" --json OUTPUT_VARIABLE log)
+set(expected
+  "none:keep|revert:"
+  "illegal_address:failed/runtime:cudaErrorIllegalAddress"
+  "trap:failed/runtime:cudaErrorLaunchFailure"
+  "hang:failed/timeout:silent past the time limit"
+  "wrong:invalid/correctness:relative L2 error"
+  "nan:invalid/correctness:NaN or infinite"
+  "unwritten:invalid/correctness:never written"
+  "launch_config:failed/runtime:cudaErrorInvalid(Configuration|Value).* from cudaGetLastError"
+  "ptxas:failed/compile:uses too much shared data")
+string(JSON count LENGTH "${log}")
+math(EXPR last "${count} - 1")
+set(seen "")
+foreach(i RANGE ${last})
+  string(JSON variant GET "${log}" ${i} variant)
+  string(JSON verdict GET "${log}" ${i} verdict)
+  string(JSON kind GET "${log}" ${i} failure_kind)
+  string(JSON explanation GET "${log}" ${i} explanation)
+  string(REGEX REPLACE "^saxpy_faulty_cuda__FAULT([a-z_]+)_THREADS[0-9]+$" "\\1" fault "${variant}")
+  if(kind STREQUAL "null" OR kind STREQUAL "")
+    set(got "${verdict}")
+  else()
+    set(got "${verdict}/${kind}")
+  endif()
+  foreach(e IN LISTS expected)
+    string(REPLACE ":" ";" fields "${e}")
+    list(GET fields 0 f)
+    list(GET fields 1 want)
+    list(GET fields 2 cause)
+    if(NOT f STREQUAL fault)
+      continue()
+    endif()
+    if(NOT got MATCHES "^(${want})$")
+      message(FATAL_ERROR "${variant}: recorded ${got}, expected ${want}: ${explanation}")
+    endif()
+    if(NOT explanation MATCHES "${cause}")
+      message(FATAL_ERROR "${variant}: expected /${cause}/ in the explanation: ${explanation}")
+    endif()
+  endforeach()
+  list(APPEND seen ${fault})
+endforeach()
+foreach(e IN LISTS expected)
+  string(REGEX REPLACE ":.*" "" f "${e}")
+  if(NOT f IN_LIST seen)
+    message(FATAL_ERROR "no attempt recorded for the ${f} variant")
+  endif()
+endforeach()
+
+file(GLOB records "${WORK}/records/*/saxpy_faulty_cuda.record.json")
+list(LENGTH records found)
+if(NOT found EQUAL 1)
+  message(FATAL_ERROR "expected one record under ${WORK}/records, found: ${records}")
+endif()
+file(READ "${records}" record)
+string(JSON buckets LENGTH "${record}" buckets)
+math(EXPR last "${buckets} - 1")
+foreach(i RANGE ${last})
+  string(JSON winner GET "${record}" buckets ${i} winner)
+  kiln_expect("${winner}" "^saxpy_faulty_cuda__FAULTnone_" "a correct winner")
+endforeach()
+message(STATUS "faulty CUDA tuning: every GPU fault isolated and recorded with its kind")
