@@ -19,14 +19,6 @@ using worklog::MeasurementKey;
 using worklog::MeasurementStatus;
 using worklog::Phase;
 
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + file.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string first_lines(const std::string& text, std::size_t max_lines, std::size_t max_chars = 2000) {
   std::string out;
   std::size_t lines = 0;
@@ -66,6 +58,14 @@ std::optional<std::string> build_failure(const EvaluationContext& ctx, const std
 }
 
 }  // namespace
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 std::optional<double> geomean(const std::vector<double>& values) {
   if (values.empty()) return std::nullopt;

@@ -43,6 +43,9 @@ struct VariantOutcome {
 
 std::string variant_hash(const EvaluationContext& ctx, std::size_t index);
 
+// A whole file as bytes (sources for the cache keys, build records); throws when it cannot be read.
+std::string read_text(const std::filesystem::path& file);
+
 // Runs one variant executable on a plan (see autotune/harness/plan.hpp), handing each event the
 // harness prints to on_event as it arrives. The plan file lives in scratch_dir while it runs.
 ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,

@@ -30,14 +30,6 @@ namespace {
 using worklog::FailureKind;
 using worklog::Verdict;
 
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + file.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string us(double seconds) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.2f us", seconds * 1e6);

@@ -5,18 +5,10 @@
 #include <string>
 
 #include "kiln/gen/expr.hpp"
+#include "kiln/gen/names.hpp"
 
 namespace kiln::gen {
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) {
-    if (!out.empty()) out += ", ";
-    out += item;
-  }
-  return out;
-}
 
 class Checker {
  public:
@@ -89,13 +81,13 @@ class Checker {
     const Node& literal = lhs.kind == NodeKind::symbol ? lhs : rhs;
     const NameType& type = lookup(name);
     if (std::find(type.domain.begin(), type.domain.end(), literal.text) == type.domain.end()) {
-      fail("'" + literal.text + "' is not a value of '" + name.text + "' (" + join(type.domain) + ")",
+      fail("'" + literal.text + "' is not a value of '" + name.text + "' (" + comma_list(type.domain) + ")",
            literal.column);
     }
   }
 
   [[noreturn]] void symbolic_misuse(const Node& name, const NameType& type) const {
-    fail("'" + name.text + "' is symbolic (" + join(type.domain) +
+    fail("'" + name.text + "' is symbolic (" + comma_list(type.domain) +
              "); it only compares with == or != against a symbol literal",
          name.column);
   }

@@ -6,15 +6,6 @@
 namespace kiln::gen {
 namespace {
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) {
-    if (!out.empty()) out += ", ";
-    out += item;
-  }
-  return out;
-}
-
 Dim load_dim(const JsonNode& node) {
   Dim dim;
   dim.name = node.key();
@@ -46,7 +37,7 @@ ProblemInstance load_instance(const JsonNode& node, const Space& space) {
   for (const JsonNode& member : node.members()) {
     const bool known = std::any_of(space.dims.begin(), space.dims.end(),
                                    [&](const Dim& dim) { return dim.name == member.key(); });
-    if (!known) member.fail("unknown dim (dims: " + join(dim_list(space)) + ")");
+    if (!known) member.fail("unknown dim (dims: " + comma_list(dim_list(space)) + ")");
   }
   ProblemInstance instance;
   instance.pointer = node.pointer();
@@ -60,7 +51,7 @@ ProblemInstance load_instance(const JsonNode& node, const Space& space) {
     const auto& json = value.json();
     if (!json.is_string() ||
         std::find(dim.domain.begin(), dim.domain.end(), json.get_ref<const std::string&>()) == dim.domain.end()) {
-      value.fail("expected one of " + join(dim.domain) + ", got " + describe_json(json));
+      value.fail("expected one of " + comma_list(dim.domain) + ", got " + describe_json(json));
     }
     instance.values.emplace_back(json.get<std::string>());
   }

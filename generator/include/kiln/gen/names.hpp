@@ -5,10 +5,14 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kiln/gen/json_reader.hpp"
 
 namespace kiln::gen {
+
+// "a, b, c": names or values listed in an error message.
+std::string comma_list(const std::vector<std::string>& items);
 
 // True for the keywords and alternative operator tokens of C++20 (`class`, `int`, `and`...).
 bool is_cpp_keyword(std::string_view name);
