@@ -50,7 +50,7 @@ __device__ __forceinline__ void load_tile(Element* smem, const Element* gmem, in
 }
 
 // Byte address of k16 step `step` (16-column slice `step`) of a 16-row tile slice, from the
-// address of step 0 (`base`, this lane's swizzle<>(row, lane / 16) in a 128-byte-aligned tile).
+// address of step 0 (`base`, this lane's swizzle<>(row, c), c = 0 or 1, in a 128-byte-aligned tile).
 // Column chunk 2·step + lane/16 lies in 8-chunk group step/4 at pair step%4; the swizzle XORs the
 // low three chunk bits, so moving by whole pairs is an XOR of address bits 5-6 and moving by whole
 // groups adds 128 bytes. One LOP3 per ldmatrix instead of one live register per step.
@@ -141,7 +141,14 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
   // and constant offsets (every tile and row starts on a 128-byte boundary).
   constexpr std::uint32_t kRow16Bytes = 16 * D * 2;  // 16 rows of a tile
   const std::uint32_t q_lane = ptx::smem_address(sQ + swizzle<D>(warp_row0 + lm_row, lm_chunk));
-  const std::uint32_t kv_lane = ptx::smem_address(sKV + swizzle<D>(lm_row, lm_chunk));
+  const std::uint32_t v_lane0 = ptx::smem_address(sKV + T::kKVTileElems + swizzle<D>(lm_row, lm_chunk));
+  // K is the B operand of Q·Kᵀ, which takes two consecutive registers. Lanes 0-7 and 8-15 address
+  // keys 0-7 at k-columns 0-7 and 8-15, lanes 16-31 keys 8-15: registers {0,1} of the x4 load are
+  // then key tile 2np's fragment and {2,3} key tile 2np+1's, in place. (With Q's lane order, the
+  // pairs were {0,2} and {1,3}, and ptxas spent ~250 register moves per key tile regrouping them.)
+  const int k_row = (lane & 7) + ((lane >> 4) << 3);
+  const int k_chunk = (lane >> 3) & 1;
+  const std::uint32_t k_lane0 = ptx::smem_address(sKV + swizzle<D>(k_row, k_chunk));
 
   if (n_tiles > 0) {
     // Prologue: Q (group 0), then key tiles 0 .. STAGES-2 (one group each, empty groups included,
@@ -181,8 +188,9 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
       }
 
       const int n_block = n_end - 1 - it;
-      const std::uint32_t k_lane = kv_lane + (it % T::kStages) * (T::kStageElems * 2);
-      const std::uint32_t v_lane = k_lane + T::kKVTileElems * 2;
+      const std::uint32_t stage_offset = (it % T::kStages) * (T::kStageElems * 2);
+      const std::uint32_t k_lane = k_lane0 + stage_offset;
+      const std::uint32_t v_lane = v_lane0 + stage_offset;
 
       // S = Q·Kᵀ for this warp's rows and the tile's BLOCK_N keys.
       float s[T::kMTiles][T::kNTiles][4];
@@ -208,14 +216,14 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
         }
 #pragma unroll
         for (int np = 0; np < T::kNTiles / 2; ++np) {
-          // Keys np·16 .. +15 by k-columns ks·16 .. +15: registers {0,2} are the B operand of
-          // key tile 2np, {1,3} of key tile 2np+1.
+          // Keys np·16 .. +15 by k-columns ks·16 .. +15: registers {0,1} are the B operand of
+          // key tile 2np, {2,3} of key tile 2np+1.
           std::uint32_t b[4];
           ptx::ldmatrix_x4(b, detail::step_address(k_lane, ks) + np * kRow16Bytes);
 #pragma unroll
           for (int mt = 0; mt < T::kMTiles; ++mt) {
-            ptx::mma_16816<Element>(s[mt][2 * np], a[mt], b[0], b[2]);
-            ptx::mma_16816<Element>(s[mt][2 * np + 1], a[mt], b[1], b[3]);
+            ptx::mma_16816<Element>(s[mt][2 * np], a[mt], b[0], b[1]);
+            ptx::mma_16816<Element>(s[mt][2 * np + 1], a[mt], b[2], b[3]);
           }
         }
       }
