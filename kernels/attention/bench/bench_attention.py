@@ -336,7 +336,7 @@ def main():
     ap.add_argument("--lib", required=True, help="path of libkiln_attention_bench.so")
     ap.add_argument("--shapes", default="seed,grid", help="comma list of: seed, grid")
     ap.add_argument("--seqs", default="512,1024,2048,4096,8192,16384", help="grid sequence lengths")
-    ap.add_argument("--head-dims", default="64,128", help="grid head dimensions")
+    ap.add_argument("--head-dims", default="64,128,256", help="grid head dimensions")
     ap.add_argument("--variants", default="all", help="'all', 'none' or comma list of variant indices")
     ap.add_argument("--check-limit", type=float, default=2 ** 31, help="largest B·H·S² checked against fp32 math")
     ap.add_argument("--json", help="write every number here")

@@ -4,7 +4,7 @@
 # bench_variants.inc) and the three attention test programs, for one GPU architecture.
 #   kernels/attention/bench/build.sh [90a|89] [output dir]
 # The public API dispatches through Kiln's generated headers: KILN_GENERATED_INCLUDE names the
-# folder holding kiln/tuned/attention_d64.hpp and attention_d128.hpp (default: the `test` preset's
+# folder holding kiln/tuned/attention_d64.hpp, attention_d128.hpp and attention_d256.hpp (default: the `test` preset's
 # build, whose headers come from presets/records/; a `*-tune` build's come from its tuning).
 # Every translation unit compiles in parallel; ptxas register/spill reports go to ptxas.log.
 set -euo pipefail
@@ -18,7 +18,8 @@ case "$arch" in
 esac
 nvcc="${NVCC:-nvcc}"
 generated="${KILN_GENERATED_INCLUDE:-$root/build/test/kiln/include}"
-if [ ! -f "$generated/kiln/tuned/attention_d64.hpp" ] || [ ! -f "$generated/kiln/tuned/attention_d128.hpp" ]; then
+if [ ! -f "$generated/kiln/tuned/attention_d64.hpp" ] || [ ! -f "$generated/kiln/tuned/attention_d128.hpp" ] ||
+   [ ! -f "$generated/kiln/tuned/attention_d256.hpp" ]; then
   echo "no generated attention headers in $generated: build Kiln first (cmake --workflow --preset test)," \
        "or set KILN_GENERATED_INCLUDE" >&2
   exit 2
@@ -46,6 +47,7 @@ jobs=()
 for src in "$out"/gen/*.cu "$att/src/attention_api.cu" "$att/bench/attention_bench_capi.cu" \
            "$root/tests/kernels/attention/attention_variants_d64_test.cu" \
            "$root/tests/kernels/attention/attention_variants_d128_test.cu" \
+           "$root/tests/kernels/attention/attention_variants_d256_test.cu" \
            "$root/tests/kernels/attention/attention_api_test.cu"; do
   jobs+=("$src")
 done
@@ -57,6 +59,7 @@ for f in "$out"/gen/*.cu; do variant_objs+=("$out/obj/$(basename "${f%.cu}").o")
 "$nvcc" $gencode -shared -o "$out/libkiln_attention_bench.so" "$out/obj/attention_bench_capi.o" "$out/obj/attention_api.o" "${variant_objs[@]}"
 "$nvcc" $gencode -o "$out/attention_variants_d64_test" "$out/obj/attention_variants_d64_test.o"
 "$nvcc" $gencode -o "$out/attention_variants_d128_test" "$out/obj/attention_variants_d128_test.o"
+"$nvcc" $gencode -o "$out/attention_variants_d256_test" "$out/obj/attention_variants_d256_test.o"
 "$nvcc" $gencode -o "$out/attention_api_test" "$out/obj/attention_api_test.o" "$out/obj/attention_api.o"
 
 # Register and spill report per kernel instantiation.

@@ -14,7 +14,7 @@ if ldd "$build/attention_api_test" "$build/libkiln_attention_bench.so" | grep -q
 fi
 
 status=0
-for t in attention_variants_d64_test attention_variants_d128_test attention_api_test; do
+for t in attention_variants_d64_test attention_variants_d128_test attention_variants_d256_test attention_api_test; do
   "$build/$t" > "$out/$t.log" 2>&1; rc=$?
   echo "$t: exit $rc, $(tail -1 "$out/$t.log")"
   grep -E "^FAIL" "$out/$t.log" | head -20

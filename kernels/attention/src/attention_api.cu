@@ -52,8 +52,8 @@ void validate(const AttentionParams& a) {
   check_pointer("lse", a.lse, false);
   check_pointer("workspace", a.workspace, false);
   if (a.dtype != AttentionDType::bf16 && a.dtype != AttentionDType::fp16) reject("dtype must be bf16 or fp16");
-  if (a.head_dim != 64 && a.head_dim != 128) {
-    reject("head_dim " + std::to_string(a.head_dim) + " is not supported (supported: 64, 128)");
+  if (a.head_dim != 64 && a.head_dim != 128 && a.head_dim != 256) {
+    reject("head_dim " + std::to_string(a.head_dim) + " is not supported (supported: 64, 128, 256)");
   }
   if (a.batch < 1 || a.heads_q < 1 || a.heads_kv < 1 || a.seq_q < 1 || a.seq_k < 1) {
     reject("batch, heads_q, heads_kv, seq_q and seq_k must all be >= 1");

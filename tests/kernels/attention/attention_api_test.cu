@@ -183,7 +183,7 @@ int main() {
   attention_test::require_device_or_skip();
   Tally tally;
   try {
-    for (int D : {64, 128}) {
+    for (int D : {64, 128, 256}) {
       correctness(tally, D, ElementType::bf16, true, 2, 4, 300);   // tails, causal
       correctness(tally, D, ElementType::fp16, false, 1, 2, 777);  // few blocks: the split path
       correctness(tally, D, ElementType::bf16, false, 1, 1, 64);

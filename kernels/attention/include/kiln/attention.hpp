@@ -4,7 +4,7 @@
 //   p.q = q; p.k = k; p.v = v; p.o = o;            // device pointers, 16-byte aligned
 //   p.dtype = kiln::AttentionDType::bf16;          // or fp16; O has the same type, LSE is fp32
 //   p.batch = B; p.heads_q = Hq; p.heads_kv = Hkv; // Hq a multiple of Hkv (grouped-query)
-//   p.seq_q = Sq; p.seq_k = Sk; p.head_dim = 128;  // 64 or 128
+//   p.seq_q = Sq; p.seq_k = Sk; p.head_dim = 128;  // 64, 128 or 256
 //   p.q_strides = {Sq * Hq * D, D, Hq * D};         // [B, S, H, D]; {Hq * Sq * D, Sq * D, D} for [B, H, S, D]
 //   ... k_strides, v_strides, o_strides likewise (element counts; the head dim is contiguous)
 //   p.causal = true;                               // bottom-right aligned when Sq != Sk
