@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds, with nvcc alone (no CMake, no rest of Kiln), the attention benchmark library
 # libkiln_attention_bench.so (C ABI, attention_bench_capi.h: the public API plus the variants of
-# bench_variants.inc) and the three attention test programs, for one GPU architecture.
+# bench_variants.inc) and the four attention test programs, for one GPU architecture.
 #   kernels/attention/bench/build.sh [90a|89] [output dir]
 # The public API dispatches through Kiln's generated headers: KILN_GENERATED_INCLUDE names the
-# folder holding kiln/tuned/attention_d64.hpp, attention_d128.hpp and attention_d256.hpp (default: the `test` preset's
-# build, whose headers come from presets/records/; a `*-tune` build's come from its tuning).
+# folder holding kiln/tuned/attention_d64.hpp, attention_d128.hpp and attention_d256.hpp
+# (default: the `test` preset's build, whose headers come from presets/records/; a `*-tune`
+# build's come from its tuning).
 # Every translation unit compiles in parallel; ptxas register/spill reports go to ptxas.log.
 set -euo pipefail
 arch="${1:-90a}"
