@@ -3,21 +3,27 @@
 #   kiln_add_kernel(<kernel>
 #     SPACE <space.json>                  # the parameter space (generator/README.md)
 #     [SOURCES <files...>]                # kernel sources the variants include: their content keys
-#                                         # the worklog's cache and triggers recompiles
+#                                         # the worklog's cache and triggers rebuilds
 #     [INCLUDE_DIRECTORIES <dirs...>]     # default: the space file's directory
 #     [LINK_LIBRARIES <targets...>]       # linked into every variant and into LIBRARY
 #     [COMPILE_OPTIONS <options...>]      # for the variants and the API sources
 #     [LIBRARY <target>                   # a library that gets the dispatch header and API_SOURCES
 #      API_SOURCES <files...>]            # sources that #include "kiln/tuned/<kernel>.hpp"
-#     [RECORD <file>])                    # committed record used when not tuning; default
-#                                         # ${KILN_RECORDS_DIR}/<device>/<kernel>.record.json
+#     [RECORDS_DIR <dir>]                 # committed records, one folder per device; default
+#                                         # KILN_RECORDS_DIR, else <project source dir>/kiln-records
+#     [RECORD <file>])                    # one committed record; default
+#                                         # <records dir>/<device>/<kernel>.record.json
 #
-# At configure time the generator writes one source per feasible variant. When the kernel's
-# backend is tuned (KILN_TUNE and KILN_TUNE_BACKENDS), every variant becomes its own executable
-# target (a variant that does not compile is recorded and does not fail the build), and a tune
-# step after all variants and before LIBRARY validates and times them and writes the record and
-# the dispatch header. Otherwise the header comes from the committed record, or from the space's
-# defaults when there is none: the same record gives the same header either way.
+# Everything runs in the build graph, after the `kiln` tool it needs: configuring compiles
+# nothing. At build time `kiln generate` writes one source per feasible variant and the manifest.
+# When the kernel's backend is tuned (KILN_TUNE and KILN_TUNE_BACKENDS), one template executable
+# per kernel is built through CMake with `kiln capture` as its compiler and link launcher, which
+# records the exact command lines CMake made for it (flags, include directories, every link
+# library, the user's own launcher such as ccache); `kiln compile` builds every variant with those
+# command lines (a variant that does not build is recorded, not fatal), and a tune step validates
+# and times them and writes the record and the dispatch header. Otherwise the header comes from
+# the committed record, or from the space's defaults when there is none: the same record gives
+# the same header either way.
 include_guard(GLOBAL)
 
 set(KILN_TUNE OFF CACHE BOOL "Tune kernels during the build")
@@ -27,60 +33,48 @@ set(KILN_SEARCH "exhaustive" CACHE STRING "Search strategy: exhaustive or anneal
 set(KILN_BUDGET "0" CACHE STRING "anneal: distinct variants to measure per kernel (0: a third of the space)")
 set(KILN_REPETITIONS "7" CACHE STRING "Timed repetitions per problem; the median is kept")
 set(KILN_WORKLOG "${CMAKE_BINARY_DIR}/kiln/worklog.sqlite" CACHE FILEPATH "The worklog (SQLite)")
-set(KILN_UPDATE_RECORDS OFF CACHE BOOL "Also write tuning records into KILN_RECORDS_DIR, to be committed")
+set(KILN_UPDATE_RECORDS OFF CACHE BOOL "Also write tuning records into the records directory, to be committed")
 set(KILN_CPU_FLAGS "-O3;-march=native" CACHE STRING "Compiler options of CPU variants and CPU API sources")
-if(EXISTS "${CMAKE_SOURCE_DIR}/presets/records")
-  set(KILN_RECORDS_DIR "${CMAKE_SOURCE_DIR}/presets/records" CACHE PATH "Committed tuning records, one folder per device")
-else()
-  set(KILN_RECORDS_DIR "${CMAKE_SOURCE_DIR}/kiln-records" CACHE PATH "Committed tuning records, one folder per device")
-endif()
+set(KILN_RECORDS_DIR "" CACHE PATH
+    "Committed tuning records of kernels that name no RECORDS_DIR (default: <project source dir>/kiln-records)")
+set(KILN_COMPILE_JOBS "0" CACHE STRING "Variants compiled at once by kiln compile (0: one per processor)")
 set(KILN_GENERATED_INCLUDE_DIR "${CMAKE_BINARY_DIR}/kiln/include" CACHE INTERNAL "")
 set_property(CACHE KILN_GPU PROPERTY STRINGS l4 h100 h200 native)
 set_property(CACHE KILN_SEARCH PROPERTY STRINGS exhaustive anneal)
 
-# Where the device files and the configure-time `kiln` come from: this source tree (bootstrapped
-# below) or an installed package (KilnConfig.cmake sets both before including this file).
+# Where the device files come from: this source tree, or an installed package (KilnConfig.cmake
+# sets KILN_DEVICES_DIR before including this file).
+# Kept as a global property: kiln_add_kernel() is called from other directories (a project
+# that adds Kiln with add_subdirectory), where this file's variables are not in scope.
 if(NOT KILN_DEVICES_DIR)
   set(KILN_DEVICES_DIR "${CMAKE_CURRENT_LIST_DIR}/../presets/devices")
 endif()
 get_filename_component(KILN_DEVICES_DIR "${KILN_DEVICES_DIR}" ABSOLUTE)
+set_property(GLOBAL PROPERTY KILN_DEVICES_DIR "${KILN_DEVICES_DIR}")
 
-# Builds the `kiln` tool in a build tree of its own, so that the generator can run at configure
-# time, before this project's targets exist. Reconfiguring rebuilds it; editing its sources
-# triggers a reconfigure.
-function(_kiln_bootstrap_tool)
-  set(dir "${CMAKE_BINARY_DIR}/_kiln_tool")
-  set(args -S "${KILN_SOURCE_DIR}" -B "${dir}" -G "${CMAKE_GENERATOR}" -DKILN_TOOLS_ONLY=ON
-           -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}"
-           "-DCMAKE_PREFIX_PATH=${CMAKE_PREFIX_PATH}")
-  if(CMAKE_MAKE_PROGRAM)
-    list(APPEND args "-DCMAKE_MAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}")
+if(NOT TARGET Kiln::kiln)
+  message(FATAL_ERROR "kiln: the kiln tool (Kiln::kiln) is not defined: use find_package(Kiln), or add Kiln's "
+                      "source tree with add_subdirectory()/FetchContent")
+endif()
+
+# The tool's path as a plain string, for the template's link launcher (RULE_LAUNCH_LINK takes no
+# generator expressions). Kiln's own tree puts the tool in a known folder (autotune/cli).
+function(_kiln_tool_path out)
+  get_target_property(imported Kiln::kiln IMPORTED)
+  if(imported)
+    get_target_property(path Kiln::kiln LOCATION)
+  else()
+    get_target_property(dir Kiln::kiln RUNTIME_OUTPUT_DIRECTORY)
+    set(path "${dir}/kiln${CMAKE_EXECUTABLE_SUFFIX}")
   endif()
-  execute_process(COMMAND "${CMAKE_COMMAND}" ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "kiln: configuring the kiln tool failed:\n${out}")
-  endif()
-  message(STATUS "kiln: building the kiln tool (${dir})")
-  execute_process(COMMAND "${CMAKE_COMMAND}" --build "${dir}" --target kiln RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                  ERROR_VARIABLE out)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "kiln: building the kiln tool failed:\n${out}")
-  endif()
-  file(GLOB_RECURSE tool_sources CONFIGURE_DEPENDS
-       "${KILN_SOURCE_DIR}/generator/*.cpp" "${KILN_SOURCE_DIR}/generator/*.hpp"
-       "${KILN_SOURCE_DIR}/autotune/tuner/*" "${KILN_SOURCE_DIR}/autotune/worklog/*"
-       "${KILN_SOURCE_DIR}/autotune/cli/*")
-  set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${tool_sources})
-  set(KILN_EXECUTABLE "${dir}/autotune/cli/kiln" CACHE INTERNAL "The kiln tool")
+  set(${out} "${path}" PARENT_SCOPE)
 endfunction()
 
-if(DEFINED KILN_SOURCE_DIR AND NOT KILN_TOOLS_ONLY)
-  _kiln_bootstrap_tool()
-elseif(NOT KILN_EXECUTABLE AND TARGET Kiln::kiln)
-  get_target_property(KILN_EXECUTABLE Kiln::kiln LOCATION)
-endif()
-if(NOT KILN_EXECUTABLE)
-  message(FATAL_ERROR "kiln: the kiln tool was not found (use find_package(Kiln) or build from Kiln's source tree)")
+# Compiles of variants and tune steps each in a pool of depth 1: `kiln compile` runs its own
+# parallel jobs, and a measurement never shares the machine with another measurement.
+get_property(_kiln_pools GLOBAL PROPERTY JOB_POOLS)
+if(NOT _kiln_pools MATCHES "kiln_compile=")
+  set_property(GLOBAL APPEND PROPERTY JOB_POOLS kiln_compile=1)
 endif()
 
 # The GPU the device file describes, as nvidia-smi names it ("" when there is none).
@@ -89,7 +83,15 @@ function(_kiln_visible_gpu out_name out_cc)
   set(name "")
   set(cc "")
   if(KILN_NVIDIA_SMI)
-    execute_process(COMMAND "${KILN_NVIDIA_SMI}" --query-gpu=name,compute_cap --format=csv,noheader
+    # The GPU the tuner will use: the first of CUDA_VISIBLE_DEVICES, numbered as nvidia-smi numbers
+    # them (the tune step runs with CUDA_DEVICE_ORDER=PCI_BUS_ID, so CUDA agrees).
+    set(select)
+    if(DEFINED ENV{CUDA_VISIBLE_DEVICES} AND NOT "$ENV{CUDA_VISIBLE_DEVICES}" STREQUAL "")
+      string(REPLACE "," ";" visible "$ENV{CUDA_VISIBLE_DEVICES}")
+      list(GET visible 0 first)
+      set(select -i "${first}")
+    endif()
+    execute_process(COMMAND "${KILN_NVIDIA_SMI}" ${select} --query-gpu=name,compute_cap --format=csv,noheader
                     RESULT_VARIABLE rc OUTPUT_VARIABLE line ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
     if(rc EQUAL 0 AND line)
       string(REGEX REPLACE "\n.*" "" line "${line}")
@@ -136,6 +138,7 @@ endfunction()
 # The device file for CUDA kernels: KILN_GPU's, or for "native" the one matching the GPU here.
 # When CUDA kernels are tuned, the GPU here must be the one the device file describes.
 function(_kiln_gpu_device_file out)
+  get_property(KILN_DEVICES_DIR GLOBAL PROPERTY KILN_DEVICES_DIR)
   _kiln_visible_gpu(gpu_name gpu_cc)
   list(FIND KILN_TUNE_BACKENDS cuda tuning_cuda)
   if(KILN_GPU STREQUAL "native")
@@ -175,14 +178,44 @@ function(_kiln_gpu_device_file out)
   set(${out} "${file}" PARENT_SCOPE)
 endfunction()
 
+# Is the device file's CUDA architecture among those this build compiles for? A library tuned on
+# one GPU and built only for another would dispatch code that cannot run there.
+function(_kiln_check_architecture device_file device_json)
+  string(JSON wanted ERROR_VARIABLE missing GET "${device_json}" cuda_architectures)
+  if(missing OR wanted STREQUAL "")
+    return()
+  endif()
+  set(built "${CMAKE_CUDA_ARCHITECTURES}")
+  if(built MATCHES "^(all|all-major|native)$")
+    return()
+  endif()
+  # "90a" serves a "90a" device, and "90" (plain PTX and SASS for 9.0) serves it too.
+  string(REGEX REPLACE "[a-z]+$" "" wanted_major "${wanted}")
+  foreach(arch IN LISTS built)
+    string(REGEX REPLACE "-(real|virtual)$" "" arch "${arch}")
+    if(arch STREQUAL wanted OR arch STREQUAL wanted_major)
+      return()
+    endif()
+  endforeach()
+  message(FATAL_ERROR "kiln: ${device_file} describes a GPU of CUDA architecture ${wanted}, but this build compiles "
+                      "for CMAKE_CUDA_ARCHITECTURES=${built}: its kernels could not run there. Add ${wanted} to "
+                      "CMAKE_CUDA_ARCHITECTURES, or choose the device with KILN_GPU.")
+endfunction()
+
 function(kiln_add_kernel kernel)
-  cmake_parse_arguments(ARG "" "SPACE;LIBRARY;RECORD"
+  cmake_parse_arguments(ARG "" "SPACE;LIBRARY;RECORD;RECORDS_DIR"
                         "SOURCES;INCLUDE_DIRECTORIES;LINK_LIBRARIES;COMPILE_OPTIONS;API_SOURCES" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "kiln_add_kernel(${kernel}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
   if(NOT ARG_SPACE)
     message(FATAL_ERROR "kiln_add_kernel(${kernel}): SPACE is required")
+  endif()
+  if(NOT kernel MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "kiln_add_kernel(${kernel}): a kernel's name is a C++ identifier")
+  endif()
+  if(ARG_API_SOURCES AND NOT ARG_LIBRARY)
+    message(FATAL_ERROR "kiln_add_kernel(${kernel}): API_SOURCES needs LIBRARY")
   endif()
   get_filename_component(space "${ARG_SPACE}" ABSOLUTE)
   if(NOT EXISTS "${space}")
@@ -191,7 +224,7 @@ function(kiln_add_kernel kernel)
   file(READ "${space}" space_json)
   string(JSON backend ERROR_VARIABLE err GET "${space_json}" backend)
   if(err OR NOT (backend STREQUAL "cpu" OR backend STREQUAL "cuda"))
-    # The generator reports the precise error below; the backend only picks the device file.
+    # `kiln generate` reports the precise error at build time; the backend only picks the device file.
     set(backend cpu)
   endif()
   if(backend STREQUAL "cuda" AND NOT CMAKE_CUDA_COMPILER)
@@ -199,35 +232,37 @@ function(kiln_add_kernel kernel)
     return()
   endif()
 
+  get_property(devices_dir GLOBAL PROPERTY KILN_DEVICES_DIR)
   if(backend STREQUAL "cuda")
     _kiln_gpu_device_file(device_file)
     set(lang CUDA)
     set(harness Kiln::harness_cuda)
     set(probe Kiln::probe_cuda)
-    set(variant_ext cu)
+    set(ext cu)
   else()
-    set(device_file "${KILN_DEVICES_DIR}/cpu.json")
+    set(device_file "${devices_dir}/cpu.json")
     set(lang CXX)
     set(harness Kiln::harness_cpu)
     set(probe Kiln::probe_cpu)
-    set(variant_ext cpp)
+    set(ext cpp)
   endif()
   file(READ "${device_file}" device_json)
   string(JSON device_name GET "${device_json}" name)
+  if(backend STREQUAL "cuda")
+    _kiln_check_architecture("${device_file}" "${device_json}")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${space}" "${device_file}")
 
   set(dir "${CMAKE_BINARY_DIR}/kiln/${kernel}")
-  execute_process(COMMAND "${KILN_EXECUTABLE}" generate --space "${space}" --target "${device_file}" --out "${dir}"
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${err}")
-  endif()
-  string(STRIP "${out}" out)
-  message(STATUS "${out}")
-  set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${space}" "${device_file}")
-  include("${dir}/variants.cmake")
-  if(NOT KILN_BACKEND STREQUAL backend)
-    message(FATAL_ERROR "kiln_add_kernel(${kernel}): the manifest says backend ${KILN_BACKEND}")
-  endif()
+  set(manifest "${dir}/generated/manifest.json")
+  add_custom_command(
+    OUTPUT "${dir}/generate.stamp"
+    BYPRODUCTS "${manifest}"
+    COMMAND Kiln::kiln generate --space "${space}" --target "${device_file}" --out "${dir}/generated"
+    COMMAND "${CMAKE_COMMAND}" -E touch "${dir}/generate.stamp"
+    DEPENDS "${space}" "${device_file}" Kiln::kiln
+    COMMENT "Variants of ${kernel}"
+    VERBATIM)
 
   if(ARG_INCLUDE_DIRECTORIES)
     set(include_dirs ${ARG_INCLUDE_DIRECTORIES})
@@ -248,7 +283,14 @@ function(kiln_add_kernel kernel)
   if(ARG_RECORD)
     get_filename_component(committed_record "${ARG_RECORD}" ABSOLUTE)
   else()
-    set(committed_record "${KILN_RECORDS_DIR}/${device_name}/${kernel}.record.json")
+    if(ARG_RECORDS_DIR)
+      get_filename_component(records_dir "${ARG_RECORDS_DIR}" ABSOLUTE)
+    elseif(KILN_RECORDS_DIR)
+      set(records_dir "${KILN_RECORDS_DIR}")
+    else()
+      set(records_dir "${PROJECT_SOURCE_DIR}/kiln-records")
+    endif()
+    set(committed_record "${records_dir}/${device_name}/${kernel}.record.json")
   endif()
 
   set(tuned FALSE)
@@ -262,54 +304,74 @@ flags ${CMAKE_${lang}_FLAGS} ${CMAKE_${lang}_FLAGS_${build_type}}
 options ${compile_options}
 architectures ${CMAKE_CUDA_ARCHITECTURES}
 ")
-    if(NOT TARGET kiln_variants)
-      add_custom_target(kiln_variants COMMENT "All kernel variants are built")
+    # The template: a target with exactly the usage requirements of a variant, built through
+    # CMake so that its compile and link command lines can be captured and reused per variant.
+    # RULE_LAUNCH_LINK because <LANG>_LINKER_LAUNCHER has no CUDA form.
+    _kiln_tool_path(tool)
+    set(template_source "${dir}/template.${ext}")
+    file(CONFIGURE OUTPUT "${template_source}" CONTENT
+         "// The template of ${kernel}'s variants: its command lines are captured (see Kiln.cmake).\n#include \"kiln/variant.hpp\"\n")
+    set(template kiln_${kernel}_template)
+    add_executable(${template} EXCLUDE_FROM_ALL "${template_source}")
+    set_target_properties(${template} PROPERTIES
+      RUNTIME_OUTPUT_DIRECTORY "${dir}/template"
+      ${lang}_COMPILER_LAUNCHER "${tool};capture;--out;${dir}/capture/compile.json;--;${CMAKE_${lang}_COMPILER_LAUNCHER}"
+      RULE_LAUNCH_LINK "\"${tool}\" capture --out \"${dir}/capture/link.json\" --")
+    set_source_files_properties("${template_source}" TARGET_DIRECTORY ${template} PROPERTIES
+                                OBJECT_OUTPUTS "${dir}/capture/compile.json")
+    add_custom_command(TARGET ${template} POST_BUILD COMMAND "${CMAKE_COMMAND}" -E true
+                       BYPRODUCTS "${dir}/capture/link.json" VERBATIM)
+    target_include_directories(${template} PRIVATE ${include_dirs})
+    target_link_libraries(${template} PRIVATE ${harness} ${ARG_LINK_LIBRARIES})
+    target_compile_options(${template} PRIVATE ${compile_options})
+    if(backend STREQUAL "cuda")
+      # ptxas's register and spill report lands in the build record, next to the measurements.
+      target_compile_options(${template} PRIVATE -Xptxas=-v)
     endif()
-    set(variant_targets)
-    list(LENGTH KILN_VARIANTS count)
-    math(EXPR last "${count} - 1")
-    foreach(i RANGE ${last})
-      list(GET KILN_VARIANTS ${i} variant)
-      list(GET KILN_VARIANT_SOURCES ${i} variant_source)
-      set(target "kiln_${variant}")
-      add_executable(${target} EXCLUDE_FROM_ALL "${variant_source}")
-      set_target_properties(${target} PROPERTIES
-        OUTPUT_NAME "${variant}"
-        RUNTIME_OUTPUT_DIRECTORY "${dir}/bin"
-        ${lang}_COMPILER_LAUNCHER "${KILN_EXECUTABLE};guard;--record;${dir}/builds/${variant}.json;--variant;${variant};--")
-      target_include_directories(${target} PRIVATE ${include_dirs})
-      target_link_libraries(${target} PRIVATE ${harness} ${ARG_LINK_LIBRARIES})
-      target_compile_options(${target} PRIVATE ${compile_options})
-      if(backend STREQUAL "cuda")
-        # ptxas's register and spill report lands in the build record, next to the measurements.
-        target_compile_options(${target} PRIVATE -Xptxas=-v)
-      endif()
-      if(sources)
-        set_source_files_properties("${variant_source}" PROPERTIES OBJECT_DEPENDS "${sources}")
-      endif()
-      add_dependencies(kiln_variants ${target})
-      list(APPEND variant_targets ${target})
-    endforeach()
+    get_target_property(tool_target Kiln::kiln ALIASED_TARGET)
+    if(tool_target)
+      add_dependencies(${template} ${tool_target})  # the launcher must exist before the compile
+    endif()
 
-    set(record_copy)
-    if(KILN_UPDATE_RECORDS)
-      set(record_copy --record-copy "${committed_record}")
-    endif()
     set(source_args)
     foreach(s IN LISTS sources)
       list(APPEND source_args --source "${s}")
     endforeach()
     add_custom_command(
+      OUTPUT "${dir}/compile.stamp"
+      COMMAND Kiln::kiln compile --manifest "${manifest}" --compile-command "${dir}/capture/compile.json"
+              --link-command "${dir}/capture/link.json" --template-source "${template_source}"
+              --variants-dir "${dir}/bin" --objects-dir "${dir}/objects" --build-records "${dir}/builds"
+              --jobs "${KILN_COMPILE_JOBS}" ${source_args}
+      COMMAND "${CMAKE_COMMAND}" -E touch "${dir}/compile.stamp"
+      DEPENDS ${template} "${dir}/capture/compile.json" "${dir}/capture/link.json" "${dir}/generate.stamp" "${manifest}" ${sources}
+              Kiln::kiln
+      JOB_POOL kiln_compile
+      COMMENT "Compiling the variants of ${kernel}"
+      VERBATIM)
+    # kiln_variants: every kernel's variants. Tuning starts after all of them, so that no
+    # compile shares the machine with a measurement.
+    if(NOT TARGET kiln_variants)
+      add_custom_target(kiln_variants COMMENT "All kernel variants are built")
+    endif()
+    add_custom_target(kiln_variants_${kernel} DEPENDS "${dir}/compile.stamp")
+    add_dependencies(kiln_variants kiln_variants_${kernel})
+
+    set(record_copy)
+    if(KILN_UPDATE_RECORDS)
+      set(record_copy --record-copy "${committed_record}")
+    endif()
+    add_custom_command(
       OUTPUT "${dir}/tune.stamp"
       BYPRODUCTS "${header}" "${dir}/${kernel}.record.json"
-      COMMAND "${KILN_EXECUTABLE}" tune --manifest "${dir}/manifest.json" --variants-dir "${dir}/bin"
+      COMMAND "${CMAKE_COMMAND}" -E env CUDA_DEVICE_ORDER=PCI_BUS_ID $<TARGET_FILE:Kiln::kiln> tune --manifest "${manifest}" --variants-dir "${dir}/bin"
               --build-records "${dir}/builds" --worklog "${KILN_WORKLOG}" --device "${device_file}"
               --probe "$<TARGET_FILE:${probe}>" --record-out "${dir}/${kernel}.record.json" --header-out "${header}"
               --flags-file "${dir}/compiler.txt" ${source_args} ${record_copy}
               --strategy "${KILN_SEARCH}" --budget "${KILN_BUDGET}" --repetitions "${KILN_REPETITIONS}"
       COMMAND "${CMAKE_COMMAND}" -E touch "${dir}/tune.stamp"
-      DEPENDS ${variant_targets} ${probe} kiln_variants "${dir}/manifest.json" "${dir}/compiler.txt" ${sources}
-      COMMENT "Tuning ${kernel} (${count} variants) on ${device_name}"
+      DEPENDS "${dir}/compile.stamp" ${probe} "${manifest}" "${dir}/compiler.txt" ${sources} Kiln::kiln
+      COMMENT "Tuning ${kernel} on ${device_name}"
       USES_TERMINAL
       VERBATIM)
     set(header_stamp "${dir}/tune.stamp")
@@ -324,19 +386,20 @@ architectures ${CMAKE_CUDA_ARCHITECTURES}
     else()
       set(origin "the space's defaults (no record at ${committed_record})")
     endif()
-    set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${committed_record}")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${committed_record}")
     add_custom_command(
       OUTPUT "${dir}/header.stamp"
       BYPRODUCTS "${header}"
-      COMMAND "${KILN_EXECUTABLE}" header --manifest "${dir}/manifest.json" ${record_args} --out "${header}"
+      COMMAND Kiln::kiln header --manifest "${manifest}" ${record_args} --out "${header}"
       COMMAND "${CMAKE_COMMAND}" -E touch "${dir}/header.stamp"
-      DEPENDS "${dir}/manifest.json" ${record_dep}
+      DEPENDS "${dir}/generate.stamp" "${manifest}" ${record_dep} Kiln::kiln
       COMMENT "Dispatch header of ${kernel} from ${origin}"
       VERBATIM)
     set(header_stamp "${dir}/header.stamp")
   endif()
   add_custom_target(kiln_header_${kernel} DEPENDS "${header_stamp}")
   if(tuned)
+    add_dependencies(kiln_header_${kernel} kiln_variants)
     # kiln_tuning: every tune step. A target that depends on it compiles after the timings, so
     # that its compiler does not share the machine with a measurement.
     if(NOT TARGET kiln_tuning)
@@ -353,7 +416,5 @@ architectures ${CMAKE_CUDA_ARCHITECTURES}
     target_link_libraries(${ARG_LIBRARY} PUBLIC Kiln::headers ${ARG_LINK_LIBRARIES})
     set_source_files_properties(${ARG_API_SOURCES} TARGET_DIRECTORY ${ARG_LIBRARY} PROPERTIES
                                 COMPILE_OPTIONS "${compile_options}" OBJECT_DEPENDS "${sources}")
-  elseif(ARG_API_SOURCES)
-    message(FATAL_ERROR "kiln_add_kernel(${kernel}): API_SOURCES needs LIBRARY")
   endif()
 endfunction()

@@ -3,10 +3,10 @@
 #   CLI11          - the `kiln` command line
 #   SQLite3        - the worklog
 #   benchmark      - Google Benchmark: the timing loop inside every variant executable
+#   OpenMP         - the CPU kernels, the CPU harness and the CPU probe
 #   Catch2         - unit and integration tests (v2 or v3)
 find_package(nlohmann_json 3.9 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(SQLite3 REQUIRED)
-if(NOT KILN_TOOLS_ONLY)
-  find_package(benchmark REQUIRED)
-endif()
+find_package(benchmark REQUIRED)
+find_package(OpenMP REQUIRED)

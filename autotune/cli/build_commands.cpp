@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "compile.hpp"
+#include "evaluate.hpp"
 #include "header.hpp"
 #include "kiln/gen/generate.hpp"
 #include "manifest.hpp"
@@ -20,50 +22,42 @@ struct GenerateArgs {
   std::string space, target, out;
 };
 
-struct GuardArgs {
-  std::string record, variant;
+struct CaptureArgs {
+  std::string out;
   std::vector<std::string> command;
+};
+
+struct CompileArgs {
+  std::string manifest;
+  tuner::CompileOptions options;
 };
 
 struct HeaderArgs {
   std::string manifest, record, out;
 };
 
-// Runs a compiler command, merging its two output streams, with no time limit worth the name.
-tuner::ChildResult run_compiler(const std::vector<std::string>& command, std::string& output) {
-  std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1"};
-  argv.insert(argv.end(), command.begin(), command.end());
-  return tuner::run_child(argv, std::chrono::hours(4), [&](const std::string& line) { output += line + "\n"; });
-}
-
-// `kiln guard`: the compiler launcher of variant targets. A variant that does not compile is
-// recorded (the tuner reports it as a compile failure) and the build goes on: the source is
-// compiled again with KILN_VARIANT_COMPILE_FAILED, which empties it, so the target still links.
-int guard(const GuardArgs& a) {
-  std::string output;
-  tuner::ChildResult first = run_compiler(a.command, output);
-  nlohmann::ordered_json record = {{"variant", a.variant}, {"status", first.exited_cleanly() ? "ok" : "failed"},
-                                   {"log", output}};
-  tuner::write_if_changed(a.record, record.dump(2) + "\n");
-  if (first.exited_cleanly()) return 0;
-
-  std::string head;
-  std::size_t lines = 0;
-  for (std::size_t i = 0; i < output.size() && lines < 6; ++i) {
-    head += output[i];
-    if (output[i] == '\n') ++lines;
+// `kiln compile`: the variants of one kernel, with the template's captured command lines.
+int compile(const CompileArgs& a) {
+  tuner::Manifest m = tuner::load_manifest(a.manifest);
+  tuner::CompileSummary s = tuner::compile_variants(m, a.options);
+  for (const auto& v : m.variants) {
+    std::filesystem::path rec = a.options.build_records_dir / (v.name + ".json");
+    if (!std::filesystem::exists(rec)) continue;
+    nlohmann::json r = nlohmann::json::parse(tuner::read_text(rec));
+    if (r.value("status", std::string{}) == "ok") continue;
+    std::string log = r.value("log", std::string{});
+    std::string head;
+    std::size_t lines = 0;
+    for (std::size_t i = 0; i < log.size() && lines < 6; ++i) {
+      head += log[i];
+      if (log[i] == '\n') ++lines;
+    }
+    std::cerr << "kiln: variant " << v.name << " does not build; the tuner records it as a compile failure ("
+              << rec.string() << " has the whole output):\n" << head;
   }
-  std::cerr << "kiln: variant " << a.variant << " does not compile (" << first.describe()
-            << "); the tuner records it as a compile failure. Full output in " << a.record << ":\n"
-            << head;
-  std::vector<std::string> fallback = a.command;
-  fallback.push_back("-DKILN_VARIANT_COMPILE_FAILED");
-  std::string fallback_output;
-  tuner::ChildResult second = run_compiler(fallback, fallback_output);
-  if (!second.exited_cleanly()) {
-    std::cerr << fallback_output << "kiln: the guarded fallback compile failed too: this is an error of the build, not of the variant\n";
-    return second.exit_code > 0 ? second.exit_code : 1;
-  }
+  std::cout << "kiln: " << m.kernel << ": " << s.compiled << " variants compiled, " << s.up_to_date
+            << " up to date, " << s.failed << " do not build (" << s.jobs << " jobs, "
+            << static_cast<int>(s.seconds + 0.5) << " s)\n";
   return 0;
 }
 
@@ -93,12 +87,26 @@ void add_build_commands(CLI::App& app, int& exit_code) {
   g->add_option("--out", gen->out, "output directory")->required();
   g->callback([gen, &exit_code] { exit_code = gen::generate_command(gen->space, gen->target, gen->out, std::cout, std::cerr); });
 
-  auto guard_args = std::make_shared<GuardArgs>();
-  auto* c = app.add_subcommand("guard", "Compile a variant; record a compile failure instead of failing the build");
-  c->add_option("--record", guard_args->record, "build record to write (JSON)")->required();
-  c->add_option("--variant", guard_args->variant, "canonical variant name")->required();
-  c->add_option("command", guard_args->command, "the compiler command, after --")->required();
-  c->callback([guard_args, &exit_code] { exit_code = guard(*guard_args); });
+  auto capture_args = std::make_shared<CaptureArgs>();
+  auto* c = app.add_subcommand("capture", "Record a compile or link command line, then run it (a launcher)");
+  c->add_option("--out", capture_args->out, "where the command line is recorded (JSON)")->required();
+  c->add_option("command", capture_args->command, "the command, after --")->required();
+  c->callback([capture_args, &exit_code] { exit_code = tuner::capture_and_run(capture_args->out, capture_args->command); });
+
+  auto compile_args = std::make_shared<CompileArgs>();
+  auto* k = app.add_subcommand("compile", "Build a kernel's variants with its template's captured command lines");
+  auto& ko = compile_args->options;
+  k->add_option("--manifest", compile_args->manifest, "manifest.json from kiln generate")->required()->check(CLI::ExistingFile);
+  k->add_option("--compile-command", ko.compile_command, "the template's captured compile")->required()->check(CLI::ExistingFile);
+  k->add_option("--link-command", ko.link_command, "the template's captured link")->required()->check(CLI::ExistingFile);
+  k->add_option("--template-source", ko.template_source, "the template's source file")->required();
+  k->add_option("--variants-dir", ko.variants_dir, "where the variant executables go")->required();
+  k->add_option("--objects-dir", ko.objects_dir, "where objects and dependency files go")->required();
+  k->add_option("--build-records", ko.build_records_dir, "where each variant's build record goes")->required();
+  k->add_option("--source", ko.sources, "a kernel source (a failed variant is rebuilt when one changes)");
+  k->add_option("--variant", ko.only, "build only this variant (repeatable)");
+  k->add_option("--jobs", ko.jobs, "parallel compiles (0: one per processor)")->check(CLI::Range(0, 1024));
+  k->callback([compile_args, &exit_code] { exit_code = compile(*compile_args); });
 
   auto header_args = std::make_shared<HeaderArgs>();
   auto* h = app.add_subcommand("header", "Write a kernel's dispatch header from its manifest and tuning record");

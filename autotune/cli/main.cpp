@@ -1,4 +1,4 @@
-// kiln: build-time autotuning for CUDA and CPU kernels. The build calls it (generate, guard,
+// kiln: build-time autotuning for CUDA and CPU kernels. The build calls it (generate, capture, compile,
 // tune, header); people call it too (log, attempt, link, report, verify, replay).
 #include <iostream>
 

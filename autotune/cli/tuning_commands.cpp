@@ -68,7 +68,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   auto* tune = app.add_subcommand("tune", "Validate and time a kernel's variants; write its record and dispatch header");
   tune->add_option("--manifest", (*paths)["manifest"], "manifest.json from kiln generate")->required()->check(CLI::ExistingFile);
   tune->add_option("--variants-dir", (*paths)["variants"], "directory of the variant executables")->required();
-  tune->add_option("--build-records", (*paths)["builds"], "directory of the compile guard's records")->required();
+  tune->add_option("--build-records", (*paths)["builds"], "directory of the variants. build records (kiln compile)")->required();
   tune->add_option("--worklog", (*paths)["worklog"], "worklog (SQLite), created when missing")->required();
   tune->add_option("--device", (*paths)["device"], "device file (presets/devices/*.json)")->required()->check(CLI::ExistingFile);
   tune->add_option("--probe", (*paths)["probe"], "kiln_probe_cuda or kiln_probe_cpu")->required()->check(CLI::ExistingFile);

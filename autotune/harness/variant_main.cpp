@@ -26,7 +26,8 @@
 #include "kiln/variant.hpp"
 #include "plan.hpp"
 
-// Linked when the generated source compiled to nothing (the compile guard's fallback).
+// Linked in a kernel's template executable, which has no variant: the build compiles it only to
+// capture the command lines every variant is then built with (cmake/Kiln.cmake).
 __attribute__((weak)) const kiln::VariantEntry* kiln_variant_entry() { return nullptr; }
 
 namespace kiln::harness {

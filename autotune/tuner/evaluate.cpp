@@ -40,7 +40,7 @@ void note_newest(VariantOutcome& out, const std::string& created_at) {
   if (created_at > out.newest_measurement) out.newest_measurement = created_at;
 }
 
-// The compile guard's verdict on the variant, if it failed to build.
+// kiln compile's verdict on the variant, if it failed to build.
 std::optional<std::string> build_failure(const EvaluationContext& ctx, const std::string& variant) {
   std::filesystem::path exe = ctx.variants_dir / variant;
   std::filesystem::path rec = ctx.build_records_dir / (variant + ".json");

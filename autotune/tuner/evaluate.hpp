@@ -20,7 +20,7 @@ struct EvaluationContext {
   std::int64_t session_id = 0;
   std::string context_key;
   std::filesystem::path variants_dir;       // executables, named after the variants
-  std::filesystem::path build_records_dir;  // the compile guard's <variant>.json
+  std::filesystem::path build_records_dir;  // kiln compile's <variant>.json
   std::filesystem::path scratch_dir;        // plan files
   std::uint64_t seed = 1;
   int repetitions = 7;

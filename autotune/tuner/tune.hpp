@@ -13,7 +13,7 @@ namespace kiln::tuner {
 struct TuneOptions {
   std::filesystem::path manifest;
   std::filesystem::path variants_dir;       // variant executables, named after the variants
-  std::filesystem::path build_records_dir;  // the compile guard's records
+  std::filesystem::path build_records_dir;  // the variants' build records (kiln compile)
   std::filesystem::path worklog;
   std::filesystem::path device_spec;        // presets/devices/<name>.json
   std::filesystem::path probe;              // kiln_probe_cuda or kiln_probe_cpu
