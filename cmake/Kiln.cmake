@@ -29,8 +29,9 @@ include_guard(GLOBAL)
 set(KILN_TUNE OFF CACHE BOOL "Tune kernels during the build")
 set(KILN_TUNE_BACKENDS "cpu;cuda" CACHE STRING "Backends tuned when KILN_TUNE is ON (cpu, cuda)")
 set(KILN_GPU "h200" CACHE STRING "Device file for CUDA kernels: l4, h100, h200 (presets/devices) or native")
-set(KILN_SEARCH "exhaustive" CACHE STRING "Search strategy: exhaustive or anneal")
-set(KILN_BUDGET "0" CACHE STRING "anneal: distinct variants to measure per kernel (0: a third of the space)")
+set(KILN_SEARCH "exhaustive" CACHE STRING "Search strategy (`kiln tune --help` lists them): exhaustive, anneal, random")
+set(KILN_SEARCH_OPTIONS "" CACHE STRING "The strategy's options, key=value;key=value (e.g. budget=0.15)")
+set(KILN_BUDGET "0" CACHE STRING "Shorthand for the option budget=N of anneal and random (0: the strategy's default)")
 set(KILN_REPETITIONS "7" CACHE STRING "Timed repetitions per problem; the median is kept")
 set(KILN_WORKLOG "${CMAKE_BINARY_DIR}/kiln/worklog.sqlite" CACHE FILEPATH "The worklog (SQLite)")
 set(KILN_UPDATE_RECORDS OFF CACHE BOOL "Also write tuning records into the records directory, to be committed")
@@ -40,7 +41,6 @@ set(KILN_RECORDS_DIR "" CACHE PATH
 set(KILN_COMPILE_JOBS "0" CACHE STRING "Variants compiled at once by kiln compile (0: one per processor)")
 set(KILN_GENERATED_INCLUDE_DIR "${CMAKE_BINARY_DIR}/kiln/include" CACHE INTERNAL "")
 set_property(CACHE KILN_GPU PROPERTY STRINGS l4 h100 h200 native)
-set_property(CACHE KILN_SEARCH PROPERTY STRINGS exhaustive anneal)
 
 # Where the device files come from: this source tree, or an installed package (KilnConfig.cmake
 # sets KILN_DEVICES_DIR before including this file).
@@ -357,6 +357,13 @@ architectures ${CMAKE_CUDA_ARCHITECTURES}
     add_custom_target(kiln_variants_${kernel} DEPENDS "${dir}/compile.stamp")
     add_dependencies(kiln_variants kiln_variants_${kernel})
 
+    set(strategy_args --strategy "${KILN_SEARCH}")
+    if(NOT KILN_BUDGET STREQUAL "0")
+      list(APPEND strategy_args --budget "${KILN_BUDGET}")
+    endif()
+    foreach(option IN LISTS KILN_SEARCH_OPTIONS)
+      list(APPEND strategy_args --strategy-option "${option}")
+    endforeach()
     set(record_copy)
     if(KILN_UPDATE_RECORDS)
       set(record_copy --record-copy "${committed_record}")
@@ -368,7 +375,7 @@ architectures ${CMAKE_CUDA_ARCHITECTURES}
               --build-records "${dir}/builds" --worklog "${KILN_WORKLOG}" --device "${device_file}"
               --probe "$<TARGET_FILE:${probe}>" --record-out "${dir}/${kernel}.record.json" --header-out "${header}"
               --flags-file "${dir}/compiler.txt" ${source_args} ${record_copy}
-              --strategy "${KILN_SEARCH}" --budget "${KILN_BUDGET}" --repetitions "${KILN_REPETITIONS}"
+              ${strategy_args} --repetitions "${KILN_REPETITIONS}"
       COMMAND "${CMAKE_COMMAND}" -E touch "${dir}/tune.stamp"
       DEPENDS "${dir}/compile.stamp" ${probe} "${manifest}" "${dir}/compiler.txt" ${sources} Kiln::kiln
       COMMENT "Tuning ${kernel} on ${device_name}"

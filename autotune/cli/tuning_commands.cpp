@@ -20,8 +20,25 @@ namespace {
 struct ReplayArgs {
   std::string worklog, manifest, strategy = "anneal";
   std::size_t budget = 0;
+  std::vector<std::string> options;
   std::uint64_t seed = 1;
 };
+
+// The strategy's options: the key=value strings, with --budget as a shorthand for budget=N.
+tuner::StrategyOptions strategy_options(const std::vector<std::string>& assignments, std::size_t budget) {
+  tuner::StrategyOptions o = tuner::StrategyOptions::parse(assignments);
+  if (budget > 0) o.set("budget", std::to_string(budget));
+  return o;
+}
+
+std::string strategy_help() {
+  std::string help = "search strategy:";
+  for (const auto& [name, s] : tuner::strategies()) {
+    help += "\n  " + name + ": " + s.description;
+    for (const auto& o : s.options) help += "\n    option " + o.name + ": " + o.description;
+  }
+  return help;
+}
 
 int replay(const ReplayArgs& a) {
   try {
@@ -34,9 +51,9 @@ int replay(const ReplayArgs& a) {
     }
     auto recorded = [&](std::size_t v) { return scores.at(v); };
     tuner::SearchSpace space = tuner::SearchSpace::from(m);
-    auto exhaustive = tuner::make_exhaustive(space);
+    auto exhaustive = tuner::make_searcher("exhaustive", space, {}, a.seed);
     auto reference = tuner::replay(*exhaustive, recorded);
-    auto searcher = tuner::make_searcher(a.strategy, space, a.budget, a.seed);
+    auto searcher = tuner::make_searcher(a.strategy, space, strategy_options(a.options, a.budget), a.seed);
     auto result = tuner::replay(*searcher, recorded);
     std::cout << "kiln: replayed " << searcher->name() << " (seed " << a.seed << ") on " << m.kernel << ": "
               << result.evaluations.size() << " of " << m.variants.size() << " variants measured\n";
@@ -77,8 +94,11 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--record-copy", *copies, "also write the record here (e.g. the committed records)");
   tune->add_option("--source", *sources, "kernel source whose content keys the measurement cache")->check(CLI::ExistingFile);
   tune->add_option("--flags-file", *flags, "file describing compiler and flags")->check(CLI::ExistingFile);
-  tune->add_option("--strategy", t->strategy, "exhaustive or anneal")->check(CLI::IsMember({"exhaustive", "anneal"}));
-  tune->add_option("--budget", t->budget, "anneal: distinct variants to measure (default: a third)");
+  auto strategy_assignments = std::make_shared<std::vector<std::string>>();
+  auto budget = std::make_shared<std::size_t>(0);
+  tune->add_option("--strategy", t->strategy, strategy_help())->check(CLI::IsMember(tuner::strategy_names()));
+  tune->add_option("--strategy-option", *strategy_assignments, "key=value, an option of the strategy (repeatable)");
+  tune->add_option("--budget", *budget, "shorthand for --strategy-option budget=N (0: the strategy's default)");
   tune->add_option("--seed", t->seed, "random seed (default: from the clock)");
   tune->add_option("--repetitions", t->repetitions, "timed repetitions per problem (median)")->check(CLI::Range(1, 1000));
   tune->add_option("--checks", t->checks_per_problem, "validations per problem, each on fresh inputs")->check(CLI::Range(1, 100));
@@ -98,6 +118,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
     if (!flags->empty()) t->flags_file = *flags;
     if (*timeout > 0) t->timeout_s = *timeout;
     t->progress = !*no_progress;
+    t->strategy_options = strategy_options(*strategy_assignments, *budget);
     exit_code = tuner::tune(*t, std::cout, std::cerr);
   });
 
@@ -141,8 +162,9 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   auto* rep = app.add_subcommand("replay", "Run a search strategy offline against the worklog's recorded results");
   rep->add_option("--worklog", r->worklog)->required()->check(CLI::ExistingFile);
   rep->add_option("--manifest", r->manifest)->required()->check(CLI::ExistingFile);
-  rep->add_option("--strategy", r->strategy)->check(CLI::IsMember({"exhaustive", "anneal"}));
-  rep->add_option("--budget", r->budget);
+  rep->add_option("--strategy", r->strategy, strategy_help())->check(CLI::IsMember(tuner::strategy_names()));
+  rep->add_option("--strategy-option", r->options, "key=value, an option of the strategy (repeatable)");
+  rep->add_option("--budget", r->budget, "shorthand for --strategy-option budget=N");
   rep->add_option("--seed", r->seed);
   rep->callback([r, &exit_code] { exit_code = replay(*r); });
 }

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "kiln/worklog/markdown.hpp"
+#include "kiln/worklog/sessions.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "record.hpp"
 #include "report.hpp"
@@ -39,6 +40,11 @@ struct ReportArgs {
   std::string worklog, kernel;
   std::vector<std::string> records;
   std::int64_t session = 0;
+};
+
+struct SessionsArgs {
+  std::string worklog, kernel;
+  bool json = false;
 };
 
 std::string number(const std::optional<double>& v, const std::string& unit) {
@@ -143,12 +149,34 @@ int report_command(const ReportArgs& a) {
   auto log = Worklog::open(a.worklog, OpenMode::existing);
   std::int64_t session = a.session;
   if (session == 0) {
-    for (const auto& s : log.sessions()) {
-      if (a.kernel.empty() || s.kernel == a.kernel) session = s.id;
+    // A resumed run that took every measurement from the cache records no attempt: the report
+    // shows the newest session that recorded some.
+    auto latest = latest_session_with_attempts(log, a.kernel);
+    if (!latest) {
+      throw kiln::Error(a.worklog + ": no tuning session" + (a.kernel.empty() ? "" : " of kernel " + a.kernel) +
+                        " recorded an attempt (`kiln sessions --worklog " + a.worklog + "` lists the sessions)");
     }
+    session = *latest;
   }
-  if (session == 0) throw kiln::Error(a.worklog + ": no tuning session" + (a.kernel.empty() ? "" : " of kernel " + a.kernel));
   std::cout << session_markdown(log, session);
+  return 0;
+}
+
+int sessions_command(const SessionsArgs& a) {
+  auto log = Worklog::open(a.worklog, OpenMode::existing);
+  const auto sessions = session_summaries(log, a.kernel);
+  if (!a.json) {
+    std::cout << sessions_markdown(sessions);
+    return 0;
+  }
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& s : sessions) {
+    out.push_back({{"session", s.session.id}, {"kernel", s.session.kernel}, {"strategy", s.session.strategy},
+                   {"started_at", s.session.started_at}, {"ended_at", s.session.ended_at ? nlohmann::ordered_json(*s.session.ended_at) : nlohmann::ordered_json(nullptr)},
+                   {"attempts", s.attempts}, {"kept", s.kept}, {"reverted", s.reverted}, {"invalid", s.invalid},
+                   {"failed", s.failed}});
+  }
+  std::cout << out.dump(2) << "\n";
   return 0;
 }
 
@@ -213,6 +241,13 @@ void add_worklog_commands(CLI::App& app, int& exit_code) {
   report->add_option("--kernel", re->kernel, "the latest session of this kernel");
   report->add_option("--record", re->records, "tuning record(s) to tabulate")->check(CLI::ExistingFile);
   report->callback([re, &exit_code] { exit_code = guarded([&] { return report_command(*re); }); });
+
+  auto se = std::make_shared<SessionsArgs>();
+  auto* sessions = app.add_subcommand("sessions", "List the tuning sessions of a worklog and what each recorded");
+  sessions->add_option("--worklog", se->worklog)->required()->check(CLI::ExistingFile);
+  sessions->add_option("--kernel", se->kernel, "only this kernel's sessions");
+  sessions->add_flag("--json", se->json, "print JSON");
+  sessions->callback([se, &exit_code] { exit_code = guarded([&] { return sessions_command(*se); }); });
 }
 
 }  // namespace kiln::cli

@@ -6,6 +6,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "kiln/error.hpp"
+
 #include "manifest.hpp"
 
 namespace kiln::tuner {
@@ -34,123 +36,75 @@ SearchSpace SearchSpace::from(const Manifest& manifest) {
   return space;
 }
 
-namespace {
-
-class ExhaustiveSearch final : public Searcher {
- public:
-  explicit ExhaustiveSearch(const SearchSpace& space) {
-    order_.push_back(space.default_variant);
-    for (std::size_t i = 0; i < space.size(); ++i) {
-      if (i != space.default_variant) order_.push_back(i);
+StrategyOptions StrategyOptions::parse(const std::vector<std::string>& assignments) {
+  StrategyOptions o;
+  for (const auto& a : assignments) {
+    const auto eq = a.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw Error("strategy option '" + a + "' is not of the form key=value");
     }
+    o.values_[a.substr(0, eq)] = a.substr(eq + 1);
   }
-  std::string name() const override { return "exhaustive"; }
-  std::optional<std::size_t> propose() override {
-    if (next_ >= order_.size()) return std::nullopt;
-    return order_[next_++];
-  }
-  void observe(const Evaluation&) override {}
-  std::size_t planned() const override { return order_.size(); }
-
- private:
-  std::vector<std::size_t> order_;
-  std::size_t next_ = 0;
-};
-
-class AnnealingSearch final : public Searcher {
- public:
-  AnnealingSearch(const SearchSpace& space, std::size_t budget, std::uint64_t seed)
-      : space_(space), budget_(std::min(std::max<std::size_t>(budget, 1), space.size())), rng_(seed) {}
-
-  std::string name() const override { return "anneal"; }
-  std::size_t planned() const override { return budget_; }
-
-  std::optional<std::size_t> propose() override {
-    if (known_.size() >= budget_) return std::nullopt;
-    if (!current_) return space_.default_variant;
-    // Walk: already-measured neighbours cost nothing, so keep stepping until an unmeasured
-    // neighbour turns up; fall back to an unmeasured variant at random when the walk is stuck.
-    for (int step = 0; step < 200; ++step) {
-      std::size_t candidate = neighbour(*current_);
-      auto seen = known_.find(candidate);
-      if (seen == known_.end()) return candidate;
-      consider(candidate, seen->second);
-    }
-    std::vector<std::size_t> unmeasured;
-    for (std::size_t i = 0; i < space_.size(); ++i) {
-      if (!known_.count(i)) unmeasured.push_back(i);
-    }
-    if (unmeasured.empty()) return std::nullopt;
-    return unmeasured[std::uniform_int_distribution<std::size_t>(0, unmeasured.size() - 1)(rng_)];
-  }
-
-  void observe(const Evaluation& e) override {
-    known_[e.variant] = e.score;
-    if (!current_) {
-      current_ = e.variant;
-      current_score_ = e.score;
-      return;
-    }
-    consider(e.variant, e.score);
-  }
-
- private:
-  // Temperature in units of log(score): early on a 30% worse move is accepted about a third of
-  // the time; by the end of the budget only improvements are.
-  double temperature() const {
-    double progress = static_cast<double>(known_.size()) / static_cast<double>(budget_);
-    return 0.3 * std::max(0.0, 1.0 - progress) + 1e-9;
-  }
-
-  void consider(std::size_t variant, const std::optional<double>& score) {
-    if (!score) return;
-    if (!current_score_ || *score < *current_score_) {
-      current_ = variant;
-      current_score_ = score;
-      return;
-    }
-    double worse = std::log(*score) - std::log(*current_score_);
-    if (std::uniform_real_distribution<double>(0, 1)(rng_) < std::exp(-worse / temperature())) {
-      current_ = variant;
-      current_score_ = score;
-    }
-  }
-
-  std::size_t neighbour(std::size_t from) {
-    const auto& base = space_.coordinates[from];
-    for (int attempt = 0; attempt < 64; ++attempt) {
-      std::vector<int> coords = base;
-      std::size_t p = std::uniform_int_distribution<std::size_t>(0, coords.size() - 1)(rng_);
-      if (space_.value_counts[p] < 2) continue;
-      coords[p] += std::uniform_int_distribution<int>(0, 1)(rng_) == 0 ? -1 : 1;
-      if (coords[p] < 0 || coords[p] >= space_.value_counts[p]) continue;
-      // A point the constraints pruned is not a neighbour: try another direction.
-      if (auto found = space_.find(coords)) return *found;
-    }
-    return from;
-  }
-
-  const SearchSpace& space_;
-  std::size_t budget_;
-  std::mt19937_64 rng_;
-  std::map<std::size_t, std::optional<double>> known_;
-  std::optional<std::size_t> current_;
-  std::optional<double> current_score_;
-};
-
-}  // namespace
-
-std::unique_ptr<Searcher> make_exhaustive(const SearchSpace& space) { return std::make_unique<ExhaustiveSearch>(space); }
-
-std::unique_ptr<Searcher> make_annealing(const SearchSpace& space, std::size_t budget, std::uint64_t seed) {
-  return std::make_unique<AnnealingSearch>(space, budget, seed);
+  return o;
 }
 
-std::unique_ptr<Searcher> make_searcher(const std::string& strategy, const SearchSpace& space, std::size_t budget,
-                                        std::uint64_t seed) {
-  if (strategy == "exhaustive") return make_exhaustive(space);
-  if (strategy == "anneal") return make_annealing(space, budget == 0 ? (space.size() + 2) / 3 : budget, seed);
-  throw std::invalid_argument("unknown search strategy '" + strategy + "' (expected exhaustive or anneal)");
+std::optional<std::size_t> StrategyOptions::count(const std::string& key, std::size_t whole) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  const std::string& text = it->second;
+  double v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || !std::isfinite(v) || v < 0 || (v >= 1 && v != std::floor(v)) || v > 1e12) {
+    throw Error("strategy option " + key + "=" + text + ": expected a count (20) or a fraction of the space (0.15)");
+  }
+  if (v > 0 && v < 1) return std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(v * static_cast<double>(whole))));
+  return static_cast<std::size_t>(v);
+}
+
+namespace {
+std::map<std::string, Strategy>& registry() {
+  static std::map<std::string, Strategy> r;
+  return r;
+}
+}  // namespace
+
+const std::map<std::string, Strategy>& strategies() { return registry(); }
+
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, s] : registry()) names.push_back(name);
+  return names;
+}
+
+bool register_strategy(Strategy strategy) {
+  std::string name = strategy.name;
+  return registry().emplace(std::move(name), std::move(strategy)).second;
+}
+
+std::unique_ptr<Searcher> make_searcher(const std::string& name, const SearchSpace& space,
+                                        const StrategyOptions& options, std::uint64_t seed) {
+  auto it = registry().find(name);
+  if (it == registry().end()) {
+    std::string known;
+    for (const auto& n : strategy_names()) known += (known.empty() ? "" : ", ") + n;
+    throw Error("unknown search strategy '" + name + "' (known: " + known + ")");
+  }
+  const Strategy& s = it->second;
+  for (const auto& [key, value] : options.values()) {
+    bool known = std::any_of(s.options.begin(), s.options.end(), [&](const StrategyOption& o) { return o.name == key; });
+    if (!known) {
+      std::string names;
+      for (const auto& o : s.options) names += (names.empty() ? "" : ", ") + o.name;
+      throw Error("search strategy '" + name + "' has no option '" + key + "' (its options: " +
+                  (names.empty() ? std::string("none") : names) + ")");
+    }
+  }
+  return s.make(space, options, seed);
 }
 
 ReplayResult replay(Searcher& searcher, const std::function<std::optional<double>(std::size_t)>& recorded) {

@@ -1,10 +1,14 @@
-// Search strategies behind one small interface. The tuner asks for the next variant, measures
-// it (or takes it from the worklog), and reports back; a strategy never runs anything itself,
-// so the same strategy can be replayed offline against recorded results.
+// Search strategies behind one small interface, and the registry that names them. The tuner asks
+// for the next variant, measures it (or takes it from the worklog), and reports back; a strategy
+// never runs anything itself, so the same strategy can be replayed offline against recorded
+// results. A strategy is one source file in strategies/ that registers itself with
+// KILN_REGISTER_STRATEGY: its name, what it does, its options, and a factory.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,18 +45,55 @@ class Searcher {
   virtual void observe(const Evaluation& evaluation) = 0;
   // How many measurements the search expects to make, for progress and ETA.
   virtual std::size_t planned() const = 0;
+  // Why the variant just proposed is worth measuring: the hypothesis of its worklog attempt.
+  virtual std::string hypothesis() const = 0;
 };
 
-// Every feasible variant once, the space's default first.
-std::unique_ptr<Searcher> make_exhaustive(const SearchSpace& space);
+// A strategy's options as given (`--strategy-option key=value`), checked against its schema.
+class StrategyOptions {
+ public:
+  StrategyOptions() = default;
+  StrategyOptions(std::initializer_list<std::pair<const std::string, std::string>> values) : values_(values) {}
+  // "key=value" strings; throws kiln::Error for one without '='.
+  static StrategyOptions parse(const std::vector<std::string>& assignments);
+  void set(const std::string& key, const std::string& value) { values_[key] = value; }
+  const std::map<std::string, std::string>& values() const { return values_; }
+  // A non-negative count, or a fraction of `whole` when the value is in (0, 1): "20", "0.15".
+  std::optional<std::size_t> count(const std::string& key, std::size_t whole) const;
 
-// Simulated annealing over the parameter grid from the default: neighbours differ in one
-// parameter by one step; at most `budget` distinct variants are measured.
-std::unique_ptr<Searcher> make_annealing(const SearchSpace& space, std::size_t budget, std::uint64_t seed);
+ private:
+  std::map<std::string, std::string> values_;
+};
 
-// "exhaustive" or "anneal"; throws std::invalid_argument for anything else.
-std::unique_ptr<Searcher> make_searcher(const std::string& strategy, const SearchSpace& space, std::size_t budget,
-                                        std::uint64_t seed);
+struct StrategyOption {
+  std::string name;
+  std::string description;
+};
+
+struct Strategy {
+  std::string name;
+  std::string description;
+  std::vector<StrategyOption> options;
+  std::function<std::unique_ptr<Searcher>(const SearchSpace&, const StrategyOptions&, std::uint64_t seed)> make;
+};
+
+// Every registered strategy, by name.
+const std::map<std::string, Strategy>& strategies();
+std::vector<std::string> strategy_names();
+bool register_strategy(Strategy strategy);
+
+// The named strategy over `space`. Throws kiln::Error naming the known strategies for an unknown
+// name, and the strategy's options for an unknown option or a bad value.
+std::unique_ptr<Searcher> make_searcher(const std::string& strategy, const SearchSpace& space,
+                                        const StrategyOptions& options, std::uint64_t seed);
+
+#define KILN_STRATEGY_CONCAT2(a, b) a##b
+#define KILN_STRATEGY_CONCAT(a, b) KILN_STRATEGY_CONCAT2(a, b)
+// At namespace scope in a strategy's source file. The strategies library is linked whole, so the
+// registration runs in every program that links the tuner.
+#define KILN_REGISTER_STRATEGY(...) \
+  static const bool KILN_STRATEGY_CONCAT(kiln_strategy_registered_, __LINE__) = \
+      ::kiln::tuner::register_strategy(__VA_ARGS__)
 
 struct ReplayResult {
   std::vector<Evaluation> evaluations;  // in the order the searcher asked for them

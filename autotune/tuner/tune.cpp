@@ -161,7 +161,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     std::uint64_t seed = o.seed != 0 ? o.seed
                                      : static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     SearchSpace space = SearchSpace::from(m);
-    auto searcher = make_searcher(o.strategy, space, o.budget, seed);
+    auto searcher = make_searcher(o.strategy, space, o.strategy_options, seed);
 
     worklog::Session session;
     session.kernel = m.kernel;
@@ -230,9 +230,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
         a.kernel = m.kernel;
         a.variant = name;
         a.author = worklog::Author::kiln;
-        a.hypothesis = searcher->name() == "exhaustive"
-                           ? "exhaustive search: every feasible variant is measured; this one may beat the best so far"
-                           : "annealing search: a neighbour of the current point in the parameter grid may be faster";
+        a.hypothesis = searcher->hypothesis();
         a.change = change_text(m, *proposal, best);
         a.baseline = best_score;
         a.unit = "s";

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "search.hpp"
+
 namespace kiln::tuner {
 
 struct TuneOptions {
@@ -22,8 +24,8 @@ struct TuneOptions {
   std::vector<std::filesystem::path> record_copies;  // e.g. presets/records/<device>/ in the source tree
   std::vector<std::filesystem::path> sources;        // kernel sources: their content keys the cache
   std::optional<std::filesystem::path> flags_file;   // compiler and flags: their content keys the cache
-  std::string strategy = "exhaustive";
-  std::size_t budget = 0;      // anneal: distinct variants to measure (0: a third of the space)
+  std::string strategy = "exhaustive";  // a registered search strategy (search.hpp)
+  StrategyOptions strategy_options;     // checked against the strategy's options
   std::uint64_t seed = 0;      // 0: drawn from the clock, and written to the session
   int repetitions = 7;
   int checks_per_problem = 1;

@@ -12,8 +12,12 @@ kiln_expect("${out}" "scale_rows on [^\n]*: 4 evaluated, 4 passed" "the user ker
 kiln_run(COMMAND "${CMAKE_COMMAND}" --install "${user_build}" --prefix "${prefix}")
 
 set(consumer_build "${WORK}/consumer")
+# The kernels component needs only the kernels' runtime dependencies: the tool's build
+# dependencies are made unfindable here.
 kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE}/tests/integration/consumer" -B "${consumer_build}" -G Ninja
-         "-DCMAKE_PREFIX_PATH=${prefix}")
+         "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON
+         -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON -DCMAKE_DISABLE_FIND_PACKAGE_CLI11=ON
+         -DCMAKE_DISABLE_FIND_PACKAGE_SQLite3=ON)
 kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${consumer_build}")
 kiln_run(COMMAND "${consumer_build}/consumer" OUTPUT_VARIABLE ran)
 kiln_expect("${ran}" "consumer: OK" "the consumer's checks passing")

@@ -42,7 +42,7 @@ message(STATUS "faulty tuning: every fault isolated and recorded with its kind")
 
 # kill -9 in the middle of a tuning run: the next run resumes, measuring only what was not finished.
 set(dir "${build}/kiln/saxpy_faulty")
-set(tune_args tune --manifest "${dir}/manifest.json" --variants-dir "${dir}/bin" --build-records "${dir}/builds"
+set(tune_args tune --manifest "${dir}/generated/manifest.json" --variants-dir "${dir}/bin" --build-records "${dir}/builds"
     --worklog "${WORK}/killed.sqlite" --device "${prefix}/share/kiln/devices/cpu.json"
     --probe "${prefix}/bin/kiln_probe_cpu" --record-out "${WORK}/killed.record.json"
     --header-out "${WORK}/killed.hpp" --no-progress)

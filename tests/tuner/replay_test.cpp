@@ -42,7 +42,7 @@ double hit_rate(const Recorded& r, std::size_t budget, double slack, int seeds) 
   SearchSpace space = SearchSpace::from(r.manifest);
   int hits = 0;
   for (int seed = 1; seed <= seeds; ++seed) {
-    auto s = make_annealing(space, budget, static_cast<std::uint64_t>(seed));
+    auto s = make_searcher("anneal", space, StrategyOptions{{"budget", std::to_string(budget)}}, static_cast<std::uint64_t>(seed));
     auto result = replay(*s, [&](std::size_t v) { return r.scores.at(v); });
     REQUIRE(result.evaluations.size() == budget);
     REQUIRE(result.best.has_value());

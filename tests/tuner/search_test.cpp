@@ -25,47 +25,27 @@ TEST_CASE("the toy space's grid") {
   CHECK(space.find({0, 0}) == std::optional<std::size_t>(0));
 }
 
-TEST_CASE("exhaustive search measures the default first, then every variant once") {
+TEST_CASE("the registry names every strategy and refuses unknown ones") {
   kiln_test::GeneratedToy toy;
   SearchSpace space = SearchSpace::from(toy.manifest);
-  auto s = make_exhaustive(space);
-  auto result = replay(*s, [](std::size_t v) { return std::optional<double>(1.0 + static_cast<double>(v)); });
-  REQUIRE(result.evaluations.size() == space.size());
-  CHECK(result.evaluations.front().variant == space.default_variant);
-  std::set<std::size_t> seen;
-  for (const auto& e : result.evaluations) seen.insert(e.variant);
-  CHECK(seen.size() == space.size());
-  CHECK(result.best == std::optional<std::size_t>(0));
+  const auto names = strategy_names();
+  for (const char* n : {"exhaustive", "anneal", "random"}) CHECK(std::find(names.begin(), names.end(), n) != names.end());
+  CHECK_THROWS_WITH(make_searcher("genetic", space, {}, 1),
+                    kiln_test::ContainsSubstring("unknown search strategy 'genetic' (known: anneal, exhaustive, random"));
 }
 
-TEST_CASE("annealing stays in budget, never repeats, and is reproducible from its seed") {
+TEST_CASE("a strategy's options are checked against its schema") {
   kiln_test::GeneratedToy toy;
   SearchSpace space = SearchSpace::from(toy.manifest);
-  // A bowl with its minimum at TILE=8, VEC=8 and one failing variant.
-  auto landscape = [&](std::size_t v) -> std::optional<double> {
-    const auto& c = space.coordinates[v];
-    if (c[0] == 0 && c[1] == 0) return std::nullopt;
-    return 1.0 + std::pow(c[0] - 3, 2) + std::pow(c[1] - 1, 2);
-  };
-  auto first = make_annealing(space, 6, 42);
-  auto a = replay(*first, landscape);
-  CHECK(a.evaluations.size() == 6);
-  std::set<std::size_t> unique;
-  for (const auto& e : a.evaluations) unique.insert(e.variant);
-  CHECK(unique.size() == a.evaluations.size());
-  CHECK(a.evaluations.front().variant == space.default_variant);
-
-  auto second = make_annealing(space, 6, 42);
-  auto b = replay(*second, landscape);
-  REQUIRE(b.evaluations.size() == a.evaluations.size());
-  for (std::size_t i = 0; i < a.evaluations.size(); ++i) CHECK(a.evaluations[i].variant == b.evaluations[i].variant);
-
-  auto whole = make_annealing(space, 100, 7);
-  CHECK(replay(*whole, landscape).evaluations.size() == space.size());
-}
-
-TEST_CASE("an unknown strategy is refused") {
-  kiln_test::GeneratedToy toy;
-  SearchSpace space = SearchSpace::from(toy.manifest);
-  CHECK_THROWS_WITH(make_searcher("random", space, 0, 1), kiln_test::ContainsSubstring("unknown search strategy 'random'"));
+  CHECK_THROWS_WITH(make_searcher("anneal", space, StrategyOptions{{"budjet", "5"}}, 1),
+                    kiln_test::ContainsSubstring("search strategy 'anneal' has no option 'budjet' (its options: budget)"));
+  CHECK_THROWS_WITH(make_searcher("exhaustive", space, StrategyOptions{{"budget", "5"}}, 1),
+                    kiln_test::ContainsSubstring("(its options: none)"));
+  for (const char* bad : {"-1", "1.5", "five", "nan", "", "1e300"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(make_searcher("random", space, StrategyOptions{{"budget", bad}}, 1),
+                      kiln_test::ContainsSubstring("expected a count (20) or a fraction of the space (0.15)"));
+  }
+  CHECK_THROWS_WITH(StrategyOptions::parse({"budget"}), kiln_test::ContainsSubstring("not of the form key=value"));
+  CHECK(StrategyOptions::parse({"budget=7", "x=a=b"}).values().at("x") == "a=b");
 }

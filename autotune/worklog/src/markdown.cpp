@@ -19,6 +19,7 @@ using markdown::cell;
 using markdown::inline_text;
 using markdown::percent;
 using markdown::quantity;
+using markdown::significant;
 
 constexpr const char* none = "—";
 
@@ -26,28 +27,49 @@ std::string json_text(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
-// "NVIDIA H100 80GB HBM3 (compute capability 9.0, driver 550.54, CUDA 12.4)"; keys other than
-// the four known ones follow in alphabetical order.
+// "NVIDIA H200 (compute capability 9.0, driver 580.159.04, CUDA runtime 13.0, 132 SMs, ...;
+// measured: copy 4.23 TB/s, FP32 63.7 TFLOP/s, launch 0.51 µs)", from what the probes write
+// (autotune/harness/probe_*.cpp). Keys it does not know follow in the file's order.
 std::string device_line(const std::string& device_json) {
   const nlohmann::json device = nlohmann::json::parse(device_json, nullptr, false);
   if (!device.is_object()) return inline_text(device_json);
   if (device.empty()) return "not recorded";
-  const std::vector<std::pair<std::string, std::string>> known{
-      {"compute_capability", "compute capability "}, {"driver", "driver "}, {"cuda", "CUDA "}};
+  auto number = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : 0.0; };
+  const std::vector<std::pair<std::string, std::string>> labelled{
+      {"compute_capability", "compute capability "}, {"driver", "driver "}, {"cuda_runtime", "CUDA runtime "},
+      {"cuda_driver_api", "CUDA driver API "}, {"cuda", "CUDA "}, {"threads", "threads "}};
   std::vector<std::string> details;
-  for (const auto& [key, label] : known) {
+  for (const auto& [key, label] : labelled) {
     if (device.contains(key)) details.push_back(label + json_text(device.at(key)));
   }
+  if (device.contains("sm_count")) details.push_back(json_text(device.at("sm_count")) + " SMs");
+  if (device.contains("memory_bytes")) details.push_back(significant(number(device.at("memory_bytes")) / (1u << 30), 4) + " GiB");
+  if (device.contains("cache_bytes")) details.push_back("cache " + significant(number(device.at("cache_bytes")) / (1u << 20), 4) + " MiB");
   for (const auto& [key, value] : device.items()) {
-    const bool listed = key == "name" || key == "compute_capability" || key == "driver" ||
-                        key == "cuda";
-    if (!listed) details.push_back(key + " " + json_text(value));
+    const bool shown = key == "name" || key == "backend" || key == "measured" || key == "sm_count" ||
+                       key == "memory_bytes" || key == "cache_bytes" || key == "max_smem_per_block" ||
+                       std::any_of(labelled.begin(), labelled.end(), [&](const auto& l) { return l.first == key; });
+    if (!shown) details.push_back(key + " " + json_text(value));
   }
   std::string line = device.contains("name") ? json_text(device.at("name")) : "unnamed device";
   if (!details.empty()) {
     line += " (";
     for (std::size_t i = 0; i < details.size(); ++i) line += (i ? ", " : "") + details[i];
     line += ")";
+  }
+  if (device.contains("measured") && device.at("measured").is_object()) {
+    const nlohmann::json& m = device.at("measured");
+    std::vector<std::string> rates;
+    if (m.contains("dram_bytes_per_s")) rates.push_back("copy " + significant(number(m.at("dram_bytes_per_s")) / 1e12, 3) + " TB/s");
+    if (m.contains("fp32_flops_per_s")) rates.push_back("FP32 " + significant(number(m.at("fp32_flops_per_s")) / 1e12, 3) + " TFLOP/s");
+    if (m.contains("launch_s")) rates.push_back("launch " + quantity(number(m.at("launch_s")), "s"));
+    for (const auto& [key, value] : m.items()) {
+      if (key != "dram_bytes_per_s" && key != "fp32_flops_per_s" && key != "launch_s") rates.push_back(key + " " + json_text(value));
+    }
+    if (!rates.empty()) {
+      line += "; measured: ";
+      for (std::size_t i = 0; i < rates.size(); ++i) line += (i ? ", " : "") + rates[i];
+    }
   }
   return inline_text(line);
 }

@@ -1,0 +1,78 @@
+// Listing a worklog's sessions, and the session a report shows when none is named.
+#include "kiln/worklog/markdown.hpp"
+#include "kiln/worklog/sessions.hpp"
+#include "kiln_catch.hpp"
+#include "temp_dir.hpp"
+#include "worklog_helpers.hpp"
+
+using namespace kiln::worklog;
+using kiln_test::ContainsSubstring;
+
+TEST_CASE("the default session of a report is the newest that recorded an attempt", "[sessions]") {
+  kiln_test::TempDir dir;
+  Worklog log = Worklog::open(dir / "w.db");
+  const std::int64_t measured = log.start_session(worklog_test::make_session("softmax_cuda"));
+  Attempt keep = worklog_test::make_attempt("softmax_cuda", "softmax_cuda__VEC8");
+  keep.session_id = measured;
+  log.add_attempt(keep);
+  Attempt failed = worklog_test::make_attempt("softmax_cuda", "softmax_cuda__VEC16");
+  failed.session_id = measured;
+  failed.verdict = Verdict::failed;
+  failed.failure_kind = FailureKind::compile;
+  log.add_attempt(failed);
+  log.end_session(measured);
+  // A resumed run that found every measurement in the cache, then another kernel's run.
+  const std::int64_t resumed = log.start_session(worklog_test::make_session("softmax_cuda"));
+  log.end_session(resumed);
+  const std::int64_t other = log.start_session(worklog_test::make_session("nbody_cuda"));
+  Attempt nbody = worklog_test::make_attempt("nbody_cuda", "nbody_cuda__TILE64");
+  nbody.session_id = other;
+  log.add_attempt(nbody);
+
+  CHECK(latest_session_with_attempts(log, "softmax_cuda") == measured);
+  CHECK(latest_session_with_attempts(log) == other);
+  CHECK_FALSE(latest_session_with_attempts(log, "attention_d64").has_value());
+
+  const auto summaries = session_summaries(log, "softmax_cuda");
+  REQUIRE(summaries.size() == 2);
+  CHECK(summaries[0].session.id == measured);
+  CHECK(summaries[0].attempts == 2);
+  CHECK(summaries[0].kept == 1);
+  CHECK(summaries[0].failed == 1);
+  CHECK(summaries[1].attempts == 0);
+  const std::string table = sessions_markdown(session_summaries(log));
+  CHECK_THAT(table, ContainsSubstring("| " + std::to_string(resumed) + " | softmax_cuda | exhaustive |"));
+  CHECK_THAT(table, ContainsSubstring("| " + std::to_string(other) + " | nbody_cuda |"));
+}
+
+TEST_CASE("the report's device line reads what the CUDA probe records", "[sessions]") {
+  kiln_test::TempDir dir;
+  Worklog log = Worklog::open(dir / "w.db");
+  Session s = worklog_test::make_session("softmax_cuda");
+  s.device = R"({"backend":"cuda","name":"NVIDIA H200","compute_capability":"9.0","driver":"580.159.04",)"
+             R"("cuda_driver_api":"13.0","cuda_runtime":"13.0","sm_count":132,"cache_bytes":62914560,)"
+             R"("max_smem_per_block":232448,"memory_bytes":150109880320,)"
+             R"("measured":{"dram_bytes_per_s":4226531470112.975,"fp32_flops_per_s":63681637081005.83,)"
+             R"("launch_s":5.126399919390678e-07}})";
+  const std::int64_t id = log.start_session(s);
+  const std::string md = session_markdown(log, id);
+  CHECK_THAT(md, ContainsSubstring("- Device: NVIDIA H200 (compute capability 9.0, driver 580.159.04, CUDA runtime "
+                                   "13.0, CUDA driver API 13.0, 132 SMs, 139.8 GiB, cache 60 MiB); measured: copy "
+                                   "4.23 TB/s, FP32 63.7 TFLOP/s, launch 512.6 ns\n"));
+  CHECK_THAT(md, !ContainsSubstring("{"));
+}
+
+TEST_CASE("the committed H200 worklog reports each kernel's measured session", "[sessions]") {
+  kiln_test::TempDir dir;
+  // A copy: the committed file is only read.
+  std::filesystem::copy_file(KILN_SOURCE_DIR "/presets/records/h200/worklog.sqlite", dir / "w.sqlite");
+  Worklog log = Worklog::open(dir / "w.sqlite", OpenMode::existing);
+  for (const char* kernel : {"softmax_cuda", "nbody_cuda", "attention_d64", "attention_d128", "attention_d256"}) {
+    INFO(kernel);
+    const auto session = latest_session_with_attempts(log, kernel);
+    REQUIRE(session.has_value());
+    const std::string md = session_markdown(log, *session);
+    CHECK_THAT(md, !ContainsSubstring("- Attempts: 0 "));
+    CHECK_THAT(md, ContainsSubstring("- Device: NVIDIA H200 (compute capability 9.0"));
+  }
+}
