@@ -312,10 +312,12 @@ architectures ${CMAKE_CUDA_ARCHITECTURES}
     file(CONFIGURE OUTPUT "${template_source}" CONTENT
          "// The template of ${kernel}'s variants: its command lines are captured (see Kiln.cmake).\n#include \"kiln/variant.hpp\"\n")
     set(template kiln_${kernel}_template)
+    # The user's own launcher (ccache, sccache) follows ours, so the captured command keeps it.
+    set(launcher "${tool}" capture --out "${dir}/capture/compile.json" -- ${CMAKE_${lang}_COMPILER_LAUNCHER})
     add_executable(${template} EXCLUDE_FROM_ALL "${template_source}")
     set_target_properties(${template} PROPERTIES
       RUNTIME_OUTPUT_DIRECTORY "${dir}/template"
-      ${lang}_COMPILER_LAUNCHER "${tool};capture;--out;${dir}/capture/compile.json;--;${CMAKE_${lang}_COMPILER_LAUNCHER}"
+      ${lang}_COMPILER_LAUNCHER "${launcher}"
       RULE_LAUNCH_LINK "\"${tool}\" capture --out \"${dir}/capture/link.json\" --")
     set_source_files_properties("${template_source}" TARGET_DIRECTORY ${template} PROPERTIES
                                 OBJECT_OUTPUTS "${dir}/capture/compile.json")

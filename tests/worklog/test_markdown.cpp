@@ -162,3 +162,22 @@ TEST_CASE("the floor ratio reads as the method says") {
   CHECK_THAT(std::string(floor_reading(10.0)), ContainsSubstring("architectural"));
   CHECK_THAT(std::string(floor_reading(10.5)), ContainsSubstring("algorithmic"));
 }
+
+TEST_CASE("a many-line explanation stays whole and out of the attempts table") {
+  kiln_test::TempDir dir("kiln-worklog");
+  Worklog log = Worklog::open(dir / "w.db");
+  const std::int64_t session = log.start_session(worklog_test::make_session("softmax_cuda"));
+  Attempt a = worklog_test::make_attempt("softmax_cuda", "softmax_cuda__VEC16");
+  a.session_id = session;
+  a.verdict = Verdict::failed;
+  a.failure_kind = FailureKind::compile;
+  a.explanation = "variant.cu(12): error: too many resources\n  static_assert(sizeof(T) < 8)\n```\nptxas fatal\n";
+  log.add_attempt(a);
+  const std::string md = session_markdown(log, session);
+  const std::string attempts = md.substr(md.find("## Attempts"), md.find("## Dead ends") - md.find("## Attempts"));
+  CHECK_THAT(attempts, ContainsSubstring("| variant.cu(12): error: too many resources … |"));
+  CHECK_THAT(attempts, !ContainsSubstring("<br>"));
+  CHECK_THAT(md, ContainsSubstring("— variant.cu(12): error: too many resources …\n\n  ````\n"
+                                   "  variant.cu(12): error: too many resources\n"
+                                   "    static_assert(sizeof(T) < 8)\n  ```\n  ptxas fatal\n  ````\n"));
+}

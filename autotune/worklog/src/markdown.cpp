@@ -23,6 +23,36 @@ using markdown::significant;
 
 constexpr const char* none = "—";
 
+// The text up to its first line break, with "…" when more follows.
+std::string first_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+  const std::size_t end = t.find('\n');
+  return end == std::string::npos ? t : t.substr(0, end) + " …";
+}
+
+// Text as a fenced code block, indented under a list item; the fence is longer than any run of
+// backticks inside, so nothing in the text can close it.
+std::string fenced(const std::string& text, const std::string& indent) {
+  std::size_t longest = 0, run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+  std::string out = "\n" + indent + fence + "\n";
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    out += indent + line + "\n";
+    start = end + 1;
+  }
+  return out + indent + fence + "\n\n";
+}
+
 std::string json_text(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
@@ -154,17 +184,21 @@ void write_attempts(std::ostream& out, const std::vector<Attempt>& attempts) {
     out << "| " << a.id << " | " << code(a.variant) << " | " << cell(problem_name(a.problem))
         << " | " << cell(a.change) << " | " << quantity(a.baseline, a.unit) << " | "
         << quantity(a.result, a.unit) << " | " << percent(a.delta_pct) << " | "
-        << verdict_text(a) << " | " << cell(a.explanation) << " |\n";
+        << verdict_text(a) << " | " << cell(first_line(a.explanation)) << " |\n";
   }
   out << "\n";
 }
 
+// A one-line explanation stays on the bullet; a longer one (a compiler's output, say) follows it
+// whole, as a fenced block, instead of being squeezed into one line.
 void write_dead_end(std::ostream& out, const Attempt& a) {
   out << "- #" << a.id << " " << code(a.variant);
   if (a.problem) out << " on " << *a.problem;
   if (a.verdict == Verdict::revert) out << ": " << percent(a.delta_pct);
-  if (!a.explanation.empty()) out << " — " << inline_text(a.explanation);
+  const std::string head = first_line(a.explanation);
+  if (!head.empty()) out << " — " << inline_text(head);
   out << "\n";
+  if (head.size() < a.explanation.size()) out << fenced(a.explanation, "  ");
 }
 
 void write_dead_ends(std::ostream& out, const std::vector<Attempt>& attempts) {
