@@ -192,6 +192,33 @@ bool up_to_date(const Job& job, const std::vector<fs::path>& sources, const fs::
   return true;
 }
 
+// Memory the system can still give, from /proc/meminfo (0 when unknown).
+double available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024.0;
+  }
+  return 0;
+}
+
+// Parallel compiles: one per processor, fewer when memory would not hold them all. nvcc with
+// its device passes is given 2 GiB a compile, a host compiler 0.75 GiB (peaks of Kiln's kernels
+// and their templates, with a margin).
+std::size_t default_jobs(const CapturedCommand& compile) {
+  std::size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  bool nvcc = std::any_of(compile.argv.begin(), compile.argv.end(), [](const std::string& a) {
+    return fs::path(a).filename() == "nvcc";
+  });
+  const double per_job = (nvcc ? 2.0 : 0.75) * 1024 * 1024 * 1024;
+  if (double avail = available_bytes(); avail > 0) {
+    jobs = std::min(jobs, std::max<std::size_t>(1, static_cast<std::size_t>(avail / per_job)));
+  }
+  return jobs;
+}
+
 }  // namespace
 
 CapturedCommand load_captured_command(const fs::path& file) {
@@ -349,7 +376,7 @@ CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& 
     pending.push_back(std::move(job));
   }
 
-  summary.jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  summary.jobs = o.jobs > 0 ? o.jobs : default_jobs(compile);
   std::map<pid_t, std::size_t> running;
   std::size_t next = 0;
   auto start_stage = [&](std::size_t i) {

@@ -45,7 +45,8 @@ struct CompileOptions {
   std::filesystem::path build_records_dir;  // one JSON per variant: status, log, command hash
   std::vector<std::filesystem::path> sources;  // kernel sources: a failed variant is retried when one changes
   std::vector<std::string> only;          // compile these variants only (empty: all)
-  std::size_t jobs = 0;                   // parallel compiles; 0: one per processor
+  std::size_t jobs = 0;                   // parallel compiles; 0: one per processor, fewer when
+                                          // the available memory would not hold them
 };
 
 struct CompileSummary {

@@ -1,0 +1,78 @@
+// Reusing a template's captured command lines for each variant (autotune/tuner/compile.hpp).
+#include <fstream>
+
+#include "compile.hpp"
+#include "kiln/error.hpp"
+#include "kiln_catch.hpp"
+#include "temp_dir.hpp"
+
+using namespace kiln::tuner;
+using kiln_test::ContainsSubstring;
+
+TEST_CASE("response files are split as a shell splits words") {
+  const auto words = split_response_file("a 'b c' \"d\\\"e\" f\\ g\n  -DX=\"1 2\"\t@z ''");
+  REQUIRE(words.size() == 7);
+  CHECK(words[0] == "a");
+  CHECK(words[1] == "b c");
+  CHECK(words[2] == "d\"e");
+  CHECK(words[3] == "f g");
+  CHECK(words[4] == "-DX=1 2");
+  CHECK(words[5] == "@z");
+  CHECK(words[6].empty());
+}
+
+TEST_CASE("an @file argument is replaced by its words; other arguments stay") {
+  kiln_test::TempDir dir;
+  {
+    std::ofstream(dir / "objects.rsp") << "one.o 'two words.o'\n";
+  }
+  const auto argv = expand_response_files({"c++", "@objects.rsp", "@missing.rsp", "-o", "x"}, dir.path());
+  CHECK(argv == std::vector<std::string>{"c++", "one.o", "two words.o", "@missing.rsp", "-o", "x"});
+}
+
+TEST_CASE("a variant's commands are the template's with its source, object and executable") {
+  CapturedCommand compile{"/b", {"ccache", "/usr/bin/c++", "-I/src/k", "-O3", "-MD", "-MT", "CMakeFiles/t.dir/kiln/k/template.cpp.o",
+                                 "-MF", "CMakeFiles/t.dir/kiln/k/template.cpp.o.d", "-o",
+                                 "CMakeFiles/t.dir/kiln/k/template.cpp.o", "-c", "/b/kiln/k/template.cpp"}};
+  CapturedCommand link{"/b", {"/usr/bin/c++", "-O3", "CMakeFiles/t.dir/kiln/k/template.cpp.o", "-o",
+                              "kiln/k/template/kiln_k_template", "libharness.a", "-lgomp"}};
+  const VariantCommands v = variant_commands(compile, link, "/b/kiln/k/template.cpp", "/b/kiln/k/generated/variants/k__A1.cpp",
+                                             "/b/kiln/k/objects/k__A1.o", "/b/kiln/k/bin/k__A1");
+  CHECK(v.compile.cwd == "/b");
+  CHECK(v.compile.argv == std::vector<std::string>{"ccache", "/usr/bin/c++", "-I/src/k", "-O3", "-MD", "-MT",
+                                                   "/b/kiln/k/objects/k__A1.o", "-MF", "/b/kiln/k/objects/k__A1.o.d",
+                                                   "-o", "/b/kiln/k/objects/k__A1.o", "-c",
+                                                   "/b/kiln/k/generated/variants/k__A1.cpp"});
+  CHECK(v.link.argv == std::vector<std::string>{"/usr/bin/c++", "-O3", "/b/kiln/k/objects/k__A1.o", "-o",
+                                                "/b/kiln/k/bin/k__A1", "libharness.a", "-lgomp"});
+
+  // A template source given relative to the build directory is found too.
+  CapturedCommand relative = compile;
+  relative.argv.back() = "kiln/k/template.cpp";
+  CHECK(variant_commands(relative, link, "/b/kiln/k/template.cpp", "/v.cpp", "/o.o", "/e").compile.argv.back() == "/v.cpp");
+}
+
+TEST_CASE("captured commands that cannot be reused are refused with the reason") {
+  CapturedCommand compile{"/b", {"c++", "-c", "/b/t.cpp", "-o", "t.o"}};
+  CapturedCommand link{"/b", {"c++", "t.o", "-o", "t"}};
+  CHECK_THROWS_WITH(variant_commands(compile, link, "/b/other.cpp", "/v.cpp", "/o.o", "/e"),
+                    ContainsSubstring("does not compile /b/other.cpp"));
+  CapturedCommand no_output{"/b", {"c++", "-c", "/b/t.cpp"}};
+  CHECK_THROWS_WITH(variant_commands(no_output, link, "/b/t.cpp", "/v.cpp", "/o.o", "/e"),
+                    ContainsSubstring("has no `-o <output>`"));
+  CapturedCommand other_link{"/b", {"c++", "u.o", "-o", "t"}};
+  CHECK_THROWS_WITH(variant_commands(compile, other_link, "/b/t.cpp", "/v.cpp", "/o.o", "/e"),
+                    ContainsSubstring("does not link the template's object t.o"));
+}
+
+TEST_CASE("a captured command file round-trips, and a broken one names itself") {
+  kiln_test::TempDir dir;
+  save_captured_command(dir / "c.json", {"/b", {"nvcc", "-x", "cu", "a b"}});
+  const CapturedCommand c = load_captured_command(dir / "c.json");
+  CHECK(c.cwd == "/b");
+  CHECK(c.argv == std::vector<std::string>{"nvcc", "-x", "cu", "a b"});
+  {
+    std::ofstream(dir / "bad.json") << "{\"cwd\": 3}";
+  }
+  CHECK_THROWS_WITH(load_captured_command(dir / "bad.json"), ContainsSubstring("bad.json: not a captured command"));
+}
