@@ -21,7 +21,7 @@ TEST_CASE("response files are split as a shell splits words") {
   CHECK(words[6].empty());
 }
 
-TEST_CASE("an @file argument is replaced by its words; other arguments stay") {
+TEST_CASE("an @file argument is replaced by its words, other arguments stay") {
   kiln_test::TempDir dir;
   {
     std::ofstream(dir / "objects.rsp") << "one.o 'two words.o'\n";

@@ -48,7 +48,7 @@ TEST_CASE("a new file becomes a worklog at the latest version, and reopens") {
   CHECK(again.sessions().front().id == session_id);
 }
 
-TEST_CASE("an empty file becomes a worklog; a missing one is refused in existing mode") {
+TEST_CASE("an empty file becomes a worklog, a missing one is refused in existing mode") {
   kiln_test::TempDir dir("kiln-worklog");
   kiln_test::write_file(dir / "empty.db", "");
   CHECK_NOTHROW(Worklog::open(dir / "empty.db", OpenMode::existing));
