@@ -129,6 +129,9 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   verify->add_option("--device", (*vpaths)["device"])->required()->check(CLI::ExistingFile);
   verify->add_option("--probe", (*vpaths)["probe"])->required()->check(CLI::ExistingFile);
   verify->add_option("--repetitions", v->repetitions)->check(CLI::Range(1, 1000));
+  verify->add_option("--max-regression", v->max_regression_pct,
+                     "fail when a winner is slower than recorded by more than its noise plus PCT percent")
+      ->check(CLI::Range(0.0, 1000.0));
   verify->callback([=, &exit_code] {
     v->manifest = (*vpaths)["manifest"];
     v->record = (*vpaths)["record"];

@@ -387,7 +387,9 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
         f.kind = *out.failure;
         f.detail = out.detail;
         f.session_id = ctx.session_id;
-        f.limit_s = r.timed_out ? r.limit_seconds : ctx.timeout_s;
+        // The limit the user sets; the one in force for the step (scaled by its expected time and
+        // the machine's load) is in the detail.
+        f.limit_s = ctx.timeout_s;
         f.others_cores = run.quietness.others_cores;
         f.problem_set = problem_set_of(m, ctx.checks_per_problem);
         f.kiln_version = kiln_version;

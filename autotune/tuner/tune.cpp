@@ -307,6 +307,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
           }
           a.explanation = e.str();
         }
+        if (!outcome.retried.empty()) a.explanation = "retried (" + outcome.retried + "): " + a.explanation;
         log->add_attempt(a);
         attempted.insert(name);
       }
