@@ -1,6 +1,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "evaluate.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "manifest.hpp"
+#include "process.hpp"
 #include "rebuild.hpp"
 #include "replay.hpp"
 #include "search.hpp"
@@ -80,7 +82,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   auto copies = std::make_shared<std::vector<std::string>>();
   auto sources = std::make_shared<std::vector<std::string>>();
   auto flags = std::make_shared<std::string>();
-  auto timeout = std::make_shared<double>(0);
+  auto timeout = std::make_shared<std::optional<double>>();
   auto no_progress = std::make_shared<bool>(false);
   auto* tune = app.add_subcommand("tune", "Validate and time a kernel's variants; write its record and dispatch header");
   tune->add_option("--manifest", (*paths)["manifest"], "manifest.json from kiln generate")->required()->check(CLI::ExistingFile);
@@ -102,8 +104,17 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--seed", t->seed, "random seed (default: from the clock)");
   tune->add_option("--repetitions", t->repetitions, "timed repetitions per problem (median)")->check(CLI::Range(1, 1000));
   tune->add_option("--checks", t->checks_per_problem, "validations per problem, each on fresh inputs")->check(CLI::Range(1, 100));
-  tune->add_option("--timeout", *timeout, "seconds a variant may stay silent (default: the space's tuning.timeout_s)");
+  tune->add_option("--timeout", *timeout,
+                   "seconds a variant may go without reporting progress (default: the space's tuning.timeout_s); "
+                   "steps expected to take longer get more");
   tune->add_flag("--no-progress", *no_progress, "no progress line");
+  tune->add_flag("--retry-failed", t->retry_failed, "measure again the variants whose stored failure is transient "
+                                                    "(timeout, crash, runtime); compile failures are kept");
+  tune->add_option("--quiet-wait", t->quiet_wait_s, "longest wait, in seconds, for a quiet machine before each measurement")
+      ->check(CLI::Range(0.0, 3600.0));
+  tune->add_option("--interleave-rounds", t->interleave_rounds,
+                   "turns each near-tie gets when re-measured A/B/A/B before a winner is named (0: none)")
+      ->check(CLI::Range(0, 20));
   tune->callback([=, &exit_code] {
     t->manifest = (*paths)["manifest"];
     t->variants_dir = (*paths)["variants"];
@@ -116,7 +127,15 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
     for (const auto& c : *copies) t->record_copies.emplace_back(c);
     for (const auto& s : *sources) t->sources.emplace_back(s);
     if (!flags->empty()) t->flags_file = *flags;
-    if (*timeout > 0) t->timeout_s = *timeout;
+    if (*timeout) {
+      try {
+        t->timeout_s = tuner::checked_time_limit(**timeout, "--timeout");
+      } catch (const std::exception& e) {
+        std::cerr << "kiln: error: " << e.what() << "\n";
+        exit_code = 2;
+        return;
+      }
+    }
     t->progress = !*no_progress;
     t->strategy_options = strategy_options(*strategy_assignments, *budget);
     exit_code = tuner::tune(*t, std::cout, std::cerr);
@@ -131,6 +150,9 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   verify->add_option("--device", (*vpaths)["device"])->required()->check(CLI::ExistingFile);
   verify->add_option("--probe", (*vpaths)["probe"])->required()->check(CLI::ExistingFile);
   verify->add_option("--repetitions", v->repetitions)->check(CLI::Range(1, 1000));
+  verify->add_option("--max-regression", v->max_regression_pct,
+                     "fail when a winner is slower than recorded by more than its noise plus PCT percent")
+      ->check(CLI::Range(0.0, 1000.0));
   verify->callback([=, &exit_code] {
     v->manifest = (*vpaths)["manifest"];
     v->record = (*vpaths)["record"];

@@ -13,6 +13,7 @@
 #include "kiln/worklog/worklog.hpp"
 #include "record.hpp"
 #include "report.hpp"
+#include "retry.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -82,6 +83,19 @@ nlohmann::ordered_json to_json(const Attempt& a) {
           {"created_at", a.created_at}};
 }
 
+// For a failed attempt whose failure is still stored: when a tuning run would retry it, or why
+// it never will. Empty when none is stored (a compile failure outside a session, or a failure
+// since retried: its retry has an attempt of its own).
+std::string retry_line(const Worklog& log, const Attempt& at) {
+  if (!at.failure_kind || !at.variant || !at.session_id || *at.failure_kind == FailureKind::correctness) return "";
+  auto session = log.session(*at.session_id);
+  if (!session) return "";
+  for (const auto& f : log.variant_failures(session->context_key, at.kernel)) {
+    if (f.key.variant == *at.variant) return tuner::retry_policy(f);
+  }
+  return "";
+}
+
 int log_command(const LogArgs& a) {
   auto log = Worklog::open(a.worklog, OpenMode::existing);
   AttemptFilter f;
@@ -105,6 +119,7 @@ int log_command(const LogArgs& a) {
     if (at.failure_kind) std::cout << "/" << to_string(*at.failure_kind);
     std::cout << "  " << at.kernel << "  " << at.variant.value_or("-") << "  " << number(at.result, at.unit) << delta
               << "\n    change: " << at.change << "\n    " << at.explanation << "\n";
+    if (std::string retry = retry_line(log, at); !retry.empty()) std::cout << "    retry: " << retry << "\n";
     for (const auto& link : log.links_of(at.id)) {
       std::cout << "    link: #" << link.from_attempt << " " << to_string(link.kind) << " #" << link.to_attempt
                 << (link.note.empty() ? "" : " (" + link.note + ")") << "\n";

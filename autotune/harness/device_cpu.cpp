@@ -1,4 +1,7 @@
 // CPU backend: launches run synchronously; a batch is timed with the steady clock.
+#include <omp.h>
+#include <sched.h>
+
 #include <chrono>
 
 #include "device.hpp"
@@ -24,8 +27,25 @@ class SteadyClockBatch final : public Batch {
 
 class CpuDevice final : public Device {
  public:
+  // The threads the kernels get, and where they may run: the tuner pins them (OMP_PROC_BIND,
+  // OMP_PLACES) and the record of a run says what they were.
   nlohmann::json describe() const override {
-    return {{"backend", "cpu"}, {"name", cpu_model_name()}, {"threads", sysconf(_SC_NPROCESSORS_ONLN)}};
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    nlohmann::json cpus = nlohmann::json::array();
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+      for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+      }
+    }
+    static const char* const binds[] = {"false", "true", "primary", "close", "spread"};
+    int bind = static_cast<int>(omp_get_proc_bind());
+    return {{"backend", "cpu"},
+            {"name", cpu_model_name()},
+            {"threads", omp_get_max_threads()},
+            {"cpus", cpus},
+            {"proc_bind", bind >= 0 && bind < 5 ? binds[bind] : "unknown"},
+            {"places", omp_get_num_places()}};
   }
   void* stream() override { return nullptr; }
   void synchronize() override {}

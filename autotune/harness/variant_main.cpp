@@ -4,12 +4,15 @@
 //   <variant> run --plan FILE    validates then times the plan's problems; one JSON line per event
 //
 // Events go to the original standard output; anything the kernel's code prints is redirected to
-// standard error so it cannot corrupt the protocol. Exit codes: 0 all passed and timed,
+// standard error so it cannot corrupt the protocol. Between the results, "progress" events say
+// which step of which problem the variant is in, so that the tuner kills a variant for a lack of
+// progress, not for being slow. Exit codes: 0 all passed and timed,
 // 1 a check failed (nothing is timed: a wrong variant never wins), 2 bad usage,
 // 3 the device reported an error, 4 the variant's source did not compile.
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -23,6 +26,7 @@
 #include "device.hpp"
 #include "kiln/counter_random.hpp"
 #include "kiln/problem_json.hpp"
+#include "kiln/quantile.hpp"
 #include "kiln/variant.hpp"
 #include "plan.hpp"
 
@@ -41,6 +45,26 @@ void emit(const nlohmann::ordered_json& event) {
   std::fwrite(line.data(), 1, line.size(), protocol);
   std::fflush(protocol);
 }
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A progress event: the stage ("check", "bench"), the problem's index in it, and the step
+// finished. Steps that repeat quickly (timed batches) report at most every quarter second.
+class ProgressReporter {
+ public:
+  void step(const char* stage, std::size_t index, const char* step, bool throttled = false) {
+    if (throttled && seconds_since(last_) < 0.25) return;
+    last_ = Clock::now();
+    emit({{"event", "progress"}, {"stage", stage}, {"index", index}, {"step", step}});
+  }
+
+ private:
+  Clock::time_point last_ = Clock::now();
+};
+
+ProgressReporter progress;
 
 // Keeps the protocol stream for events and sends fd 1 to stderr for everything else.
 void isolate_protocol_stream() {
@@ -69,10 +93,16 @@ bool check_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
     auto workload = entry.make(problem, seed);
     workload->poison();
     device.synchronize();
+    progress.step("check", index, "inputs");
+    auto run_start = Clock::now();
     entry.run(*workload, device.stream());
     device.check_launch();
     device.synchronize();
+    double run_s = seconds_since(run_start);
+    progress.step("check", index, "run");
+    auto reference_start = Clock::now();
     std::vector<CheckResult> results = workload->check();
+    double reference_s = seconds_since(reference_start);
     if (results.empty()) throw Error("the workload's check() compared no output");
 
     nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
@@ -110,6 +140,7 @@ bool check_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
     }
     nlohmann::ordered_json event = {{"event", "check"},     {"index", index},  {"problem", problem_to_json(problem)},
                                     {"key", problem.key()}, {"seed", seed},    {"passed", reason.empty()},
+                                    {"run_s", run_s},       {"reference_s", reference_s},
                                     {"outputs", outputs}};
     if (!reason.empty()) event["reason"] = reason;
     emit(event);
@@ -131,11 +162,6 @@ class CollectingReporter final : public benchmark::BenchmarkReporter {
   std::vector<double> seconds;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, const Problem& problem,
                    std::size_t index) {
@@ -147,7 +173,11 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   std::size_t wanted = (4 * device.cache_bytes() + footprint - 1) / footprint;
   std::size_t affordable = std::max<std::size_t>(plan.max_rotation_bytes / footprint, 1);
   std::size_t rotation = std::clamp<std::size_t>(std::min(wanted, affordable), 1, 4096);
-  for (std::size_t k = 1; k < rotation; ++k) workloads.push_back(entry.make(problem, mix(plan.seed, 1000 + index, k)));
+  for (std::size_t k = 1; k < rotation; ++k) {
+    workloads.push_back(entry.make(problem, mix(plan.seed, 1000 + index, k)));
+    progress.step("bench", index, "inputs", true);
+  }
+  progress.step("bench", index, "inputs");
 
   auto launch = [&](int i) { entry.run(*workloads[static_cast<std::size_t>(i) % rotation], device.stream()); };
 
@@ -155,8 +185,10 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   for (std::size_t k = 0; k < rotation; ++k) {
     launch(static_cast<int>(k));
     device.check_launch();
+    progress.step("bench", index, "warm-up", true);
   }
   device.synchronize();
+  progress.step("bench", index, "warm-up");
   double single = 1e300;
   {
     auto one = device.prepare_batch(launch, 1);
@@ -172,6 +204,7 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   auto batch = device.prepare_batch(launch, count);
   double batch_seconds = batch->run_seconds();
   device.synchronize();
+  progress.step("bench", index, "calibrated");
   auto iterations = static_cast<benchmark::IterationCount>(
       std::clamp(std::ceil(plan.repetition_seconds / std::max(batch_seconds, 1e-9)), 1.0, 100000.0));
 
@@ -181,6 +214,7 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
                                  for (auto _ : state) {
                                    try {
                                      state.SetIterationTime(batch->run_seconds() / count);
+                                     progress.step("bench", index, "batch", true);
                                    } catch (const std::exception& e) {
                                      failure = e.what();
                                      state.SkipWithError("device error");
@@ -210,7 +244,10 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
         {"index", index},
         {"problem", problem_to_json(problem)},
         {"key", problem.key()},
-        {"median_s", median(s)},
+        {"median_s", quantile(s, 0.5)},
+        {"q1_s", quantile(s, 0.25)},
+        {"q3_s", quantile(s, 0.75)},
+        {"samples_s", s},
         {"mean_s", mean},
         {"min_s", *std::min_element(s.begin(), s.end())},
         {"stddev_s", stddev},

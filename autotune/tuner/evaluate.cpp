@@ -2,14 +2,19 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "kiln/hash.hpp"
 #include "process.hpp"
 #include "record.hpp"
+#include "retry.hpp"
+#include "version.hpp"
 
 namespace kiln::tuner {
 namespace {
@@ -77,6 +82,13 @@ std::optional<double> geomean(const std::vector<double>& values) {
 ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
                      const std::filesystem::path& scratch_dir, double timeout_s,
                      const std::function<void(const nlohmann::ordered_json&)>& on_event) {
+  auto limit = [timeout_s] { return std::chrono::duration<double>(timeout_s); };
+  return run_plan(executable, plan, scratch_dir, SilenceLimit(limit), on_event, {});
+}
+
+ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
+                     const std::filesystem::path& scratch_dir, const SilenceLimit& limit,
+                     const std::function<void(const nlohmann::ordered_json&)>& on_event, const Environment& environment) {
   std::filesystem::create_directories(scratch_dir);
   std::filesystem::path plan_file =
       scratch_dir / (executable.filename().string() + ".plan." + std::to_string(getpid()) + ".json");
@@ -92,8 +104,7 @@ ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::or
   };
   ChildResult r;
   try {
-    r = run_child({executable.string(), "run", "--plan", plan_file.string()}, std::chrono::duration<double>(timeout_s),
-                  on_line);
+    r = run_child({executable.string(), "run", "--plan", plan_file.string()}, limit, on_line, environment);
   } catch (...) {
     std::filesystem::remove(plan_file);
     throw;
@@ -102,31 +113,217 @@ ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::or
   return r;
 }
 
+Environment pinning_environment() {
+  Environment env;
+  if (std::getenv("OMP_PROC_BIND") == nullptr) env.emplace_back("OMP_PROC_BIND", "close");
+  if (std::getenv("OMP_PLACES") == nullptr) env.emplace_back("OMP_PLACES", "cores");
+  return env;
+}
+
+std::string problem_set_of(const Manifest& m, int checks_per_problem) {
+  Fnv1a64 h;
+  for (const auto& p : m.problems) h.field("problem").field(p.key());
+  for (const auto& p : m.checks) h.field("check").field(p.key());
+  h.field(std::to_string(checks_per_problem));
+  return h.hex();
+}
+
+worklog::MeasurementKey measurement_key(const EvaluationContext& ctx, std::size_t index, const std::string& hash,
+                                        const Problem& p, worklog::Phase phase) {
+  return key_for(ctx, index, hash, p, phase);
+}
+
+double median_of(const worklog::Measurement& m) {
+  if (m.median_s) return *m.median_s;
+  return nlohmann::json::parse(m.result).at("median_s").get<double>();
+}
+
 Problem problem_from_event(const nlohmann::ordered_json& event) { return problem_from_json(event.at("problem")); }
 
 std::string variant_hash(const EvaluationContext& ctx, std::size_t index) {
   return fnv1a64_hex(read_text(ctx.manifest->variants[index].source));
 }
 
+namespace {
+
+// Where the variant is, from its events: the stage and the problem, for the silence limit.
+struct Position {
+  std::string stage;
+  const Problem* problem = nullptr;
+};
+
+// The silence a step may take: the space's limit, or ten times what the step is expected to
+// take (the problem's floor, the reference check seen on other variants, this variant's own
+// check run), scaled by how busy the machine was when the run began.
+double silence_limit(const EvaluationContext& ctx, const Position& at, const std::map<std::string, double>& run_s,
+                     double others_cores) {
+  double expected = 0;
+  if (at.problem != nullptr) {
+    const std::string key = at.problem->key();
+    if (auto f = ctx.floor_s.find(key); f != ctx.floor_s.end()) expected = std::max(expected, f->second);
+    if (ctx.reference_s != nullptr) {
+      if (auto r = ctx.reference_s->find(key); r != ctx.reference_s->end()) expected = std::max(expected, r->second);
+    }
+    if (auto r = run_s.find(key); r != run_s.end()) expected = std::max(expected, r->second);
+  }
+  double limit = std::max(ctx.timeout_s, 10 * expected) * (1 + others_cores);
+  return std::min(limit, kMaxTimeLimitSeconds);
+}
+
+nlohmann::ordered_json plan_for(const EvaluationContext& ctx, const std::string& name, const std::vector<Problem>& check,
+                                const std::vector<Problem>& bench) {
+  nlohmann::ordered_json plan = {{"seed", ctx.seed ^ std::hash<std::string>{}(name)},
+                                 {"checks_per_problem", ctx.checks_per_problem},
+                                 {"repetitions", ctx.repetitions},
+                                 {"check", nlohmann::ordered_json::array()},
+                                 {"bench", nlohmann::ordered_json::array()},
+                                 {"tolerance", nlohmann::ordered_json::object()}};
+  for (const auto& p : check) plan["check"].push_back(problem_to_json(p));
+  for (const auto& p : bench) plan["bench"].push_back(problem_to_json(p));
+  for (const auto& [dtype, tol] : ctx.manifest->tolerance) plan["tolerance"][dtype] = tol;
+  return plan;
+}
+
+// One child process over `check` then `bench`. Each result is stored the moment it arrives, with
+// the quietness of the window it was measured in; a timing replaces a stored one only when it
+// was measured on a quieter machine (the other is kept in its JSON as superseded).
+struct RunReport {
+  ChildResult child;
+  std::optional<FailureKind> reported;
+  std::string reported_detail;
+  Quietness quietness;                      // over the whole run
+  std::vector<Problem> busy;                // timings taken while others were busy
+};
+
+RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::string& hash, VariantOutcome& out,
+                   const std::vector<Problem>& check, const std::vector<Problem>& bench) {
+  const std::string& name = ctx.manifest->variants[index].name;
+  RunReport report;
+  Quietness before = ctx.quiet_wait_s > 0 ? ctx.watch.wait_for_quiet(ctx.quiet_wait_s) : Quietness{};
+  Position at;
+  std::map<std::string, double> run_s;
+  nlohmann::ordered_json threads;
+  CpuReading window = ContentionWatch::read();
+  std::size_t window_index = SIZE_MAX;
+  auto on_event = [&](const nlohmann::ordered_json& event) {
+    std::string kind = event.value("event", std::string{});
+    std::string stage = kind == "progress" ? event.value("stage", std::string{}) : kind;
+    auto i = event.value("index", std::size_t{0});
+    const auto& list = stage == "check" ? check : bench;
+    if ((stage == "check" || stage == "bench") && i < list.size()) at = {stage, &list[i]};
+    if (stage == "bench" && i != window_index) {
+      window = ContentionWatch::read(running_child());
+      window_index = i;
+    }
+    if (kind == "start") threads = event.value("device", nlohmann::ordered_json::object());
+    if (kind == "check" || kind == "bench") {
+      Problem p = problem_from_event(event);
+      bool passed = kind == "bench" || event.value("passed", false);
+      worklog::Measurement meas;
+      meas.key = key_for(ctx, index, hash, p, kind == "check" ? Phase::check : Phase::bench);
+      meas.status = passed ? MeasurementStatus::ok : MeasurementStatus::failed;
+      meas.result = event.dump();
+      meas.session_id = ctx.session_id;
+      if (kind == "check") {
+        run_s[p.key()] = std::max(run_s[p.key()], event.value("run_s", 0.0));
+        if (ctx.reference_s != nullptr) {
+          double& seen = (*ctx.reference_s)[p.key()];
+          seen = std::max(seen, event.value("reference_s", 0.0));
+        }
+      } else {
+        Quietness q = ctx.watch.between(window, ContentionWatch::read(running_child()));
+        window = ContentionWatch::read(running_child());
+        nlohmann::ordered_json stored = event;
+        stored["quietness"] = q.to_json();
+        stored["threads"] = threads;
+        meas.median_s = event.at("median_s").get<double>();
+        if (event.contains("q1_s") && event.contains("q3_s")) {
+          meas.spread_s = event.at("q3_s").get<double>() - event.at("q1_s").get<double>();
+        }
+        meas.others_cores = q.others_cores;
+        auto previous = ctx.log->measurement(meas.key);
+        bool quieter = !previous || !previous->others_cores || q.others_cores < *previous->others_cores;
+        if (previous && quieter) stored["superseded"] = nlohmann::json::parse(previous->result);
+        meas.result = stored.dump();
+        if (quieter) {
+          ctx.log->put_measurement(meas);
+          out.median_s[p.key()] = *meas.median_s;
+          if (meas.spread_s) out.spread_s[p.key()] = *meas.spread_s;
+          out.others_cores[p.key()] = q.others_cores;
+        }
+        if (!q.quiet) report.busy.push_back(p);
+        return;
+      }
+      ctx.log->put_measurement(meas);
+      if (!passed && !report.reported) {
+        report.reported = FailureKind::correctness;
+        report.reported_detail = p.key() + ": " + event.value("reason", std::string("check failed"));
+      }
+    } else if (kind == "error" && !report.reported) {
+      std::string what = event.value("kind", std::string("runtime"));
+      report.reported = what == "compile" ? FailureKind::compile : FailureKind::runtime;
+      report.reported_detail = event.value("message", std::string{});
+    }
+  };
+  auto limit = [&] { return std::chrono::duration<double>(silence_limit(ctx, at, run_s, before.others_cores)); };
+  CpuReading start = ContentionWatch::read();
+  report.child = run_plan(ctx.variants_dir / name, plan_for(ctx, name, check, bench), ctx.scratch_dir, SilenceLimit(limit),
+                          on_event, ctx.environment);
+  report.quietness = ctx.watch.between(start, ContentionWatch::read());
+  report.quietness.others_cores = std::max(report.quietness.others_cores, before.others_cores);
+  report.quietness.waited_s = before.waited_s;
+  return report;
+}
+
+}  // namespace
+
 VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index) {
   const Manifest& m = *ctx.manifest;
   const std::string& name = m.variants[index].name;
   const std::string hash = variant_hash(ctx, index);
   worklog::VariantKey vkey{ctx.context_key, m.kernel, name, hash};
+  const std::string variant_id = ctx.context_key + "/" + name + "/" + hash;
   VariantOutcome out;
   out.index = index;
 
   if (auto failure = ctx.log->variant_failure(vkey)) {
-    out.failure = failure->kind;
-    out.detail = failure->detail;
-    return out;
+    RetryDecision decision{false, retry_policy(*failure, ctx.watch.threshold())};
+    if (ctx.measure) {
+      RunConditions now;
+      now.limit_s = ctx.timeout_s;
+      // Sampled only when it matters: the failure happened on a busy machine.
+      if (failure->others_cores && *failure->others_cores > ctx.watch.threshold()) {
+        now.others_cores = ctx.watch.wait_for_quiet(ctx.quiet_wait_s).others_cores;
+      }
+      now.problem_set = problem_set_of(m, ctx.checks_per_problem);
+      now.kiln_version = kiln_version;
+      now.retry_failed = ctx.retry_failed;
+      now.busy_cores = ctx.watch.threshold();
+      decision = retry_decision(*failure, now);
+    }
+    if (!decision.retry) {
+      out.failure = failure->kind;
+      out.detail = failure->detail;
+      out.kept = decision.why;
+      out.evidence = "failure " + variant_id + " @" + failure->created_at;
+      return out;
+    }
+    out.retried = decision.why;
   }
   if (!ctx.measure) {
     // Reading the worklog only: compile failures are in it as variant failures already.
   } else if (auto failed = build_failure(ctx, name)) {
     out.failure = FailureKind::compile;
     out.detail = *failed;
-    ctx.log->put_variant_failure({vkey, FailureKind::compile, out.detail, ctx.session_id, {}});
+    worklog::VariantFailure f;
+    f.key = vkey;
+    f.kind = FailureKind::compile;
+    f.detail = out.detail;
+    f.session_id = ctx.session_id;
+    f.problem_set = problem_set_of(m, ctx.checks_per_problem);
+    f.kiln_version = kiln_version;
+    ctx.log->put_variant_failure(f);
+    out.evidence = "failure " + variant_id + " @" + ctx.log->variant_failure(vkey)->created_at;
     return out;
   }
 
@@ -144,6 +341,7 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
     if (cached->status == MeasurementStatus::failed) {
       out.failure = FailureKind::correctness;
       out.detail = nlohmann::json::parse(cached->result).value("reason", std::string("check failed"));
+      out.evidence = "check " + variant_id + " " + p.key() + " @" + cached->created_at;
       return out;
     }
   }
@@ -154,7 +352,9 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
       continue;
     }
     note_newest(out, cached->created_at);
-    out.median_s[p.key()] = nlohmann::json::parse(cached->result).at("median_s").get<double>();
+    out.median_s[p.key()] = median_of(*cached);
+    if (cached->spread_s) out.spread_s[p.key()] = *cached->spread_s;
+    if (cached->others_cores) out.others_cores[p.key()] = *cached->others_cores;
   }
 
   if ((!to_check.empty() || !to_bench.empty()) && !ctx.measure) {
@@ -163,59 +363,51 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
   }
   if (!to_check.empty() || !to_bench.empty()) {
     out.ran = true;
-    nlohmann::ordered_json plan = {{"seed", ctx.seed ^ std::hash<std::string>{}(name)},
-                                   {"checks_per_problem", ctx.checks_per_problem},
-                                   {"repetitions", ctx.repetitions},
-                                   {"check", nlohmann::ordered_json::array()},
-                                   {"bench", nlohmann::ordered_json::array()},
-                                   {"tolerance", nlohmann::ordered_json::object()}};
-    for (const auto& p : to_check) plan["check"].push_back(problem_to_json(p));
-    for (const auto& p : to_bench) plan["bench"].push_back(problem_to_json(p));
-    for (const auto& [dtype, tol] : m.tolerance) plan["tolerance"][dtype] = tol;
-    std::optional<FailureKind> reported;
-    std::string reported_detail;
-    auto on_event = [&](const nlohmann::ordered_json& event) {
-      std::string kind = event.value("event", std::string{});
-      if (kind == "check" || kind == "bench") {
-        Problem p = problem_from_event(event);
-        bool passed = kind == "bench" || event.value("passed", false);
-        worklog::Measurement meas{key_for(ctx, index, hash, p, kind == "check" ? Phase::check : Phase::bench),
-                                  passed ? MeasurementStatus::ok : MeasurementStatus::failed, event.dump(),
-                                  ctx.session_id, {}};
-        ctx.log->put_measurement(meas);
-        if (kind == "bench") out.median_s[p.key()] = event.at("median_s").get<double>();
-        if (!passed && !reported) {
-          reported = FailureKind::correctness;
-          reported_detail = p.key() + ": " + event.value("reason", std::string("check failed"));
-        }
-      } else if (kind == "error" && !reported) {
-        std::string what = event.value("kind", std::string("runtime"));
-        reported = what == "compile" ? FailureKind::compile : FailureKind::runtime;
-        reported_detail = event.value("message", std::string{});
-      }
-    };
-    ChildResult r = run_plan(ctx.variants_dir / name, plan, ctx.scratch_dir, ctx.timeout_s, on_event);
-
+    RunReport run = run_once(ctx, index, hash, out, to_check, to_bench);
+    const ChildResult& r = run.child;
     if (r.timed_out) {
       out.failure = FailureKind::timeout;
-      out.detail = r.describe();
+      out.detail = r.describe() + "; " + run.quietness.describe() + " during the run";
     } else if (r.signal != 0) {
       out.failure = FailureKind::crash;
       out.detail = r.describe() + (r.stderr_tail.empty() ? "" : ": " + first_lines(r.stderr_tail, 6));
-    } else if (reported) {
-      out.failure = reported;
-      out.detail = reported_detail;
+    } else if (run.reported) {
+      out.failure = run.reported;
+      out.detail = run.reported_detail;
     } else if (r.exit_code != 0) {
       out.failure = FailureKind::runtime;
       out.detail = r.describe() + (r.stderr_tail.empty() ? "" : ": " + first_lines(r.stderr_tail, 6));
     }
     if (out.failure) {
-      // A correctness failure is cached as a failed check; the others disqualify the variant.
+      // A correctness failure is cached as a failed check; the others disqualify the variant,
+      // with the conditions they happened under, so that a later run can judge a retry.
       if (*out.failure != FailureKind::correctness) {
-        ctx.log->put_variant_failure({vkey, *out.failure, out.detail, ctx.session_id, {}});
+        worklog::VariantFailure f;
+        f.key = vkey;
+        f.kind = *out.failure;
+        f.detail = out.detail;
+        f.session_id = ctx.session_id;
+        // The limit the user sets; the one in force for the step (scaled by its expected time and
+        // the machine's load) is in the detail.
+        f.limit_s = ctx.timeout_s;
+        f.others_cores = run.quietness.others_cores;
+        f.problem_set = problem_set_of(m, ctx.checks_per_problem);
+        f.kiln_version = kiln_version;
+        ctx.log->put_variant_failure(f);
+        out.evidence = "failure " + variant_id + " @" + ctx.log->variant_failure(vkey)->created_at;
+      } else {
+        out.evidence = "check " + variant_id + " in session " + std::to_string(ctx.session_id);
       }
       return out;
     }
+    // Timings taken while other processes were busy are taken again, once the machine is quiet
+    // or the wait is over; the quieter of the two is kept.
+    for (int again = 0; again < ctx.busy_remeasures && !run.busy.empty(); ++again) {
+      RunReport retry = run_once(ctx, index, hash, out, {}, run.busy);
+      if (!retry.child.exited_cleanly()) break;
+      run.busy = retry.busy;
+    }
+    if (!out.retried.empty()) ctx.log->remove_variant_failure(vkey);
   }
 
   std::vector<double> medians;
@@ -229,6 +421,12 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
     medians.push_back(it->second);
   }
   out.score = geomean(medians);
+  std::string newest;
+  for (const auto& p : m.problems) {
+    auto meas = ctx.log->measurement(key_for(ctx, index, hash, p, Phase::bench));
+    if (meas && meas->created_at > newest) newest = meas->created_at;
+  }
+  out.evidence = "timing " + variant_id + " @" + newest;
   return out;
 }
 

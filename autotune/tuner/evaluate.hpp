@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "contention.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "manifest.hpp"
 #include "process.hpp"
@@ -25,20 +26,43 @@ struct EvaluationContext {
   std::uint64_t seed = 1;
   int repetitions = 7;
   int checks_per_problem = 1;
+  // The least silence a step may take before the variant is killed as hung; a step expected to
+  // take longer (its problem's floor, the reference check's time seen on other variants, the
+  // variant's own check run) gets ten times that, and a busy machine proportionally more.
   double timeout_s = 120;
   // Off: only what the worklog holds; a variant with anything missing comes back incomplete.
   bool measure = true;
+  bool retry_failed = false;   // retry every transient failure (kiln tune --retry-failed)
+  double quiet_wait_s = 5;     // longest wait for a quiet machine before each run
+  int busy_remeasures = 1;     // timings taken on a busy machine are taken again this often
+  ContentionWatch watch;
+  Environment environment;     // for the variant processes: thread pinning
+  std::map<std::string, double> floor_s;  // problem key -> floor
+  // Problem key -> the longest reference check and kernel run seen, for the silence limit.
+  std::map<std::string, double>* reference_s = nullptr;
 };
+
+// The environment that pins a CPU variant's threads: one per core, bound close, unless the user
+// set OMP_PROC_BIND, OMP_PLACES or OMP_NUM_THREADS already.
+Environment pinning_environment();
+
+// Fingerprint of what a variant is validated and timed on: problems, checks, checks per problem.
+std::string problem_set_of(const Manifest& m, int checks_per_problem);
 
 struct VariantOutcome {
   std::size_t index = 0;
   std::optional<worklog::FailureKind> failure;
   std::string detail;                        // why it failed
   std::map<std::string, double> median_s;    // problem key -> median seconds per call
+  std::map<std::string, double> spread_s;    // problem key -> interquartile range, where recorded
+  std::map<std::string, double> others_cores;  // problem key -> cores others kept busy while timed
   std::optional<double> score;               // geometric mean over the space's problems
   std::string newest_measurement;            // created_at of the newest result used
   bool ran = false;                          // a child process ran (not all from the worklog)
   bool complete = true;                      // false: not measured (and measuring was off)
+  std::string retried;                       // why a stored failure was measured again
+  std::string kept;                          // why a stored failure was not
+  std::string evidence;                      // names what the outcome rests on, for its attempt
 };
 
 std::string variant_hash(const EvaluationContext& ctx, std::size_t index);
@@ -51,6 +75,15 @@ std::string read_text(const std::filesystem::path& file);
 ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
                      const std::filesystem::path& scratch_dir, double timeout_s,
                      const std::function<void(const nlohmann::ordered_json&)>& on_event);
+ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
+                     const std::filesystem::path& scratch_dir, const SilenceLimit& limit,
+                     const std::function<void(const nlohmann::ordered_json&)>& on_event, const Environment& environment);
+
+worklog::MeasurementKey measurement_key(const EvaluationContext& ctx, std::size_t index, const std::string& hash,
+                                        const Problem& p, worklog::Phase phase);
+
+// A timing's median: the column, or for an entry written before it existed, the harness's JSON.
+double median_of(const worklog::Measurement& m);
 
 Problem problem_from_event(const nlohmann::ordered_json& event);
 

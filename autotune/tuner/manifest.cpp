@@ -3,6 +3,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "process.hpp"
+
 namespace kiln::tuner {
 namespace {
 
@@ -90,6 +92,7 @@ Manifest load_manifest(const std::filesystem::path& file) {
       m.tolerance[dtype] = tol.get<double>();
     }
     m.timeout_s = j.value("tuning", nlohmann::ordered_json::object()).value("timeout_s", m.timeout_s);
+    checked_time_limit(m.timeout_s, file.string() + ": tuning.timeout_s");
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(file.string() + ": manifest field missing or of the wrong type: " + e.what());
   } catch (const gen::ExprError& e) {

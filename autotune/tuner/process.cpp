@@ -8,8 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
+
+#include "kiln/error.hpp"
 
 namespace kiln::tuner {
 namespace {
@@ -51,10 +55,40 @@ class Pipe {
   int fds_[2] = {-1, -1};
 };
 
+// The child's environment: ours, with `extra` added or replacing variables of the same name.
+// Built before fork, since only async-signal-safe calls may follow it.
+std::vector<std::string> environment_with(const Environment& extra) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry = *e;
+    std::string name = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& [key, value] : extra) replaced = replaced || key == name;
+    if (!replaced) out.push_back(std::move(entry));
+  }
+  for (const auto& [key, value] : extra) out.push_back(key + "=" + value);
+  return out;
+}
+
+std::string whole_seconds(double s) { return std::to_string(static_cast<long long>(std::llround(s))); }
+
 }  // namespace
 
+double checked_time_limit(double seconds, const std::string& what) {
+  if (!std::isfinite(seconds) || seconds <= 0 || seconds > kMaxTimeLimitSeconds) {
+    char shown[64];
+    std::snprintf(shown, sizeof shown, "%g", seconds);
+    throw Error(what + ": " + shown + " is not a usable time limit (expected seconds, a finite number above 0 and at most " +
+                whole_seconds(kMaxTimeLimitSeconds) + ", a week)");
+  }
+  return seconds;
+}
+
 std::string ChildResult::describe() const {
-  if (timed_out) return "hung: silent past the time limit, killed after " + std::to_string(static_cast<int>(wall_seconds + 0.5)) + " s";
+  if (timed_out) {
+    return "hung: no progress reported for " + whole_seconds(limit_seconds) + " s (the limit for the step it was in), killed after " +
+           whole_seconds(wall_seconds) + " s";
+  }
   if (signal != 0) {
     const char* name = sigabbrev_np(signal);
     return std::string("killed by SIG") + (name != nullptr ? name : std::to_string(signal).c_str());
@@ -64,11 +98,24 @@ std::string ChildResult::describe() const {
 
 ChildResult run_child(const std::vector<std::string>& argv, std::chrono::duration<double> silence_limit,
                       const std::function<void(const std::string&)>& on_line) {
+  return run_child(argv, SilenceLimit([silence_limit] { return silence_limit; }), on_line);
+}
+
+int running_child() { return current_child; }
+
+ChildResult run_child(const std::vector<std::string>& argv, const SilenceLimit& silence_limit,
+                      const std::function<void(const std::string&)>& on_line, const Environment& environment) {
   if (argv.empty()) throw std::invalid_argument("run_child: empty argv");
   Pipe out, err;
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const std::vector<std::string> env_entries = environment_with(environment);
+  std::vector<char*> envp;
+  for (const auto& e : env_entries) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  // Asked before the child starts, so a nonsense limit costs no process.
+  double limit_s = checked_time_limit(silence_limit().count(), "the silence limit of " + argv[0]);
 
   auto start = std::chrono::steady_clock::now();
   pid_t parent = getpid();
@@ -82,7 +129,7 @@ ChildResult run_child(const std::vector<std::string>& argv, std::chrono::duratio
     if (getppid() != parent) _exit(127);
     dup2(out.write_end(), STDOUT_FILENO);
     dup2(err.write_end(), STDERR_FILENO);
-    execv(args[0], args.data());
+    execve(args[0], args.data(), envp.data());
     const char msg[] = "kiln: cannot execute the variant\n";
     ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
     (void)ignored;
@@ -96,7 +143,7 @@ ChildResult run_child(const std::vector<std::string>& argv, std::chrono::duratio
   ChildResult result;
   std::string line_buffer;
   bool out_open = true, err_open = true;
-  const auto silence = std::chrono::duration_cast<std::chrono::steady_clock::duration>(silence_limit);
+  auto silence = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(limit_s));
   auto deadline = start + silence;
   char buf[65536];
   while (out_open || err_open) {
@@ -125,6 +172,8 @@ ChildResult run_child(const std::vector<std::string>& argv, std::chrono::duratio
         while ((pos = line_buffer.find('\n')) != std::string::npos) {
           on_line(line_buffer.substr(0, pos));
           line_buffer.erase(0, pos + 1);
+          limit_s = checked_time_limit(silence_limit().count(), "the silence limit of " + argv[0]);
+          silence = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(limit_s));
           deadline = std::chrono::steady_clock::now() + silence;
         }
       }
@@ -159,6 +208,7 @@ ChildResult run_child(const std::vector<std::string>& argv, std::chrono::duratio
   current_child = 0;
   if (interrupted_by != 0) throw Interrupted(interrupted_by);
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.limit_seconds = limit_s;
   if (result.stderr_tail.size() > kStderrTail) result.stderr_tail.erase(0, result.stderr_tail.size() - kStderrTail);
   if (!result.timed_out) {
     if (WIFSIGNALED(status)) {

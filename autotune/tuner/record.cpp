@@ -41,8 +41,16 @@ nlohmann::ordered_json record_to_json(const Record& r) {
                                   {"floor_s", p.floor_s},
                                   {"bound", p.bound}});
       }
+      // Noise fields only when measured, so records made before them keep their bytes.
+      if (b.noise) jb["noise"] = *b.noise;
+      if (!b.choice.empty()) jb["choice"] = b.choice;
       jb["contenders"] = nlohmann::ordered_json::array();
-      for (const auto& c : b.contenders) jb["contenders"].push_back({{"variant", c.variant}, {"time_s", c.time_s}});
+      for (const auto& c : b.contenders) {
+        nlohmann::ordered_json jc = {{"variant", c.variant}, {"time_s", c.time_s}};
+        if (c.noise) jc["noise"] = *c.noise;
+        if (c.within_noise) jc["within_noise"] = *c.within_noise;
+        jb["contenders"].push_back(std::move(jc));
+      }
     } else {
       jb["winner"] = nullptr;
       jb["reason"] = b.reason;
@@ -88,8 +96,13 @@ Record record_from_json(const nlohmann::ordered_json& j, const std::string& orig
           p.bound = jp.value("bound", std::string{});
           b.problems.push_back(std::move(p));
         }
+        if (jb.contains("noise")) b.noise = jb.at("noise").get<double>();
+        b.choice = jb.value("choice", std::string{});
         for (const auto& jc : jb.value("contenders", nlohmann::ordered_json::array())) {
-          b.contenders.push_back({jc.at("variant").get<std::string>(), jc.at("time_s").get<double>()});
+          RecordedContender c{jc.at("variant").get<std::string>(), jc.at("time_s").get<double>(), std::nullopt, std::nullopt};
+          if (jc.contains("noise")) c.noise = jc.at("noise").get<double>();
+          if (jc.contains("within_noise")) c.within_noise = jc.at("within_noise").get<bool>();
+          b.contenders.push_back(std::move(c));
         }
       }
       r.buckets.push_back(std::move(b));

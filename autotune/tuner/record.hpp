@@ -24,6 +24,10 @@ struct RecordedProblem {
 struct RecordedContender {
   std::string variant;
   double time_s = 0;  // geometric mean over the bucket's problems
+  // Relative noise (IQR / median, the worst over the problems) and whether it ties with the
+  // winner; absent when the timings carry no spread (records and worklogs made before).
+  std::optional<double> noise;
+  std::optional<bool> within_noise;
 };
 
 struct RecordedBucket {
@@ -34,6 +38,10 @@ struct RecordedBucket {
   double floor_s = 0;                 // geometric mean of the floors
   std::vector<RecordedProblem> problems;
   std::vector<RecordedContender> contenders;  // the next best variants, best first
+  std::optional<double> noise;                // the winner's relative noise, when known
+  // Why the winner is not simply the fastest median: the space's default kept because the
+  // fastest beat it by less than the noise. Empty otherwise.
+  std::string choice;
 };
 
 struct Record {

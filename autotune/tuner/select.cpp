@@ -1,10 +1,49 @@
 #include "select.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "floors.hpp"
+#include "noise.hpp"
 
 namespace kiln::tuner {
+namespace {
+
+struct Ranked {
+  double score = 0;                // geometric mean over the bucket's problems
+  std::optional<double> noise;     // relative; nothing when a timing has no recorded spread
+  const VariantOutcome* outcome = nullptr;
+};
+
+Ranked rank_entry(const Manifest& m, const std::vector<std::size_t>& members, const VariantOutcome& oc) {
+  std::vector<double> times;
+  std::vector<std::optional<double>> spreads;
+  for (std::size_t i : members) {
+    const std::string key = m.problems[i].key();
+    times.push_back(oc.median_s.at(key));
+    auto s = oc.spread_s.find(key);
+    spreads.push_back(s == oc.spread_s.end() ? std::nullopt : std::optional<double>(s->second));
+  }
+  return {*geomean(times), relative_noise(times, spreads), &oc};
+}
+
+// A variant must beat the space's default by more than the noise to replace it: when the
+// fastest is within noise of the default, the default moves to the front. Without recorded
+// noise the fastest median wins, as before noise was recorded.
+void keep_default_within_noise(const Manifest& m, std::vector<Ranked>& ranked, RecordedBucket& rb) {
+  auto is_default = [&](const Ranked& r) { return m.variants[r.outcome->index].name == m.default_variant; };
+  auto d = std::find_if(ranked.begin(), ranked.end(), is_default);
+  if (d == ranked.end() || d == ranked.begin() || !d->noise || !ranked[0].noise) return;
+  if (!within_noise(ranked[0].score, ranked[0].noise, d->score, d->noise)) return;
+  char why[256];
+  std::snprintf(why, sizeof why, "the default is kept: %s was %.1f%% faster, within the noise (%.1f%%)",
+                m.variants[ranked[0].outcome->index].name.c_str(), (1 - ranked[0].score / d->score) * 100,
+                std::max(*ranked[0].noise, *d->noise) * 100);
+  rb.choice = why;
+  std::rotate(ranked.begin(), d, d + 1);
+}
+
+}  // namespace
 
 Record select_winners(const SelectionInput& in, const std::vector<VariantOutcome>& outcomes,
                       const std::function<std::string(std::size_t)>& variant_hash_of) {
@@ -55,24 +94,24 @@ Record select_winners(const SelectionInput& in, const std::vector<VariantOutcome
       record.buckets.push_back(std::move(rb));
       continue;
     }
-    std::vector<std::pair<double, const VariantOutcome*>> ranked;
+    std::vector<Ranked> ranked;
     for (const auto& oc : outcomes) {
       if (!oc.complete || oc.failure) continue;
-      std::vector<double> times;
-      for (std::size_t i : members) times.push_back(oc.median_s.at(m.problems[i].key()));
-      ranked.emplace_back(*geomean(times), &oc);
+      ranked.push_back(rank_entry(m, members, oc));
     }
-    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : a.second->index < b.second->index;
+    std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+      return a.score != b.score ? a.score < b.score : a.outcome->index < b.outcome->index;
     });
     if (ranked.empty()) {
       rb.reason = "no variant passed validation and timing";
       record.buckets.push_back(std::move(rb));
       continue;
     }
-    const VariantOutcome& winner = *ranked[0].second;
+    keep_default_within_noise(m, ranked, rb);
+    const VariantOutcome& winner = *ranked[0].outcome;
     rb.winner = m.variants[winner.index].name;
-    rb.time_s = ranked[0].first;
+    rb.time_s = ranked[0].score;
+    rb.noise = ranked[0].noise;
     std::vector<double> bucket_floors;
     for (std::size_t i : members) {
       RecordedProblem rp;
@@ -88,7 +127,11 @@ Record select_winners(const SelectionInput& in, const std::vector<VariantOutcome
     }
     rb.floor_s = bucket_floors.size() == members.size() ? *geomean(bucket_floors) : 0.0;
     for (std::size_t k = 1; k < ranked.size() && k <= 3; ++k) {
-      rb.contenders.push_back({m.variants[ranked[k].second->index].name, ranked[k].first});
+      RecordedContender c{m.variants[ranked[k].outcome->index].name, ranked[k].score, ranked[k].noise, std::nullopt};
+      if (ranked[0].noise && ranked[k].noise) {
+        c.within_noise = within_noise(ranked[0].score, ranked[0].noise, ranked[k].score, ranked[k].noise);
+      }
+      rb.contenders.push_back(std::move(c));
     }
     record.buckets.push_back(std::move(rb));
   }

@@ -16,6 +16,7 @@
 #include "floors.hpp"
 #include "kiln/worklog/markdown.hpp"
 #include "header.hpp"
+#include "interleave.hpp"
 #include "kiln/hash.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "process.hpp"
@@ -124,6 +125,35 @@ class Progress {
   std::size_t last_width_ = 0;
 };
 
+// Buckets whose runners-up are within noise of the winner (or whose default is) get those
+// candidates re-measured in turns, A/B/A/B; their outcomes are read again from the worklog.
+// Returns how many processes ran.
+std::size_t settle_near_ties(const EvaluationContext& ctx, const Record& record, std::vector<VariantOutcome>& outcomes,
+                             int rounds, std::ostream& out) {
+  const Manifest& m = *ctx.manifest;
+  std::size_t ran = 0;
+  for (std::size_t b = 0; b < record.buckets.size(); ++b) {
+    const RecordedBucket& rb = record.buckets[b];
+    if (!rb.winner) continue;
+    std::vector<std::size_t> tied = {*m.variant_index(*rb.winner)};
+    for (const auto& c : rb.contenders) {
+      if (c.within_noise.value_or(false)) tied.push_back(*m.variant_index(c.variant));
+    }
+    if (tied.size() < 2) continue;
+    std::vector<Problem> problems;
+    for (const auto& p : rb.problems) problems.push_back(p.problem);
+    std::size_t n = remeasure_interleaved(ctx, tied, problems, rounds);
+    if (n == 0) continue;
+    ran += n;
+    out << "kiln: " << rb.name << ": " << tied.size() << " variants within noise of each other, re-measured in turns (" << n
+        << " runs)\n";
+    for (auto& oc : outcomes) {
+      if (std::find(tied.begin(), tied.end(), oc.index) != tied.end()) oc = evaluate_variant(ctx, oc.index);
+    }
+  }
+  return ran;
+}
+
 }  // namespace
 
 int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
@@ -202,7 +232,13 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     ctx.seed = seed;
     ctx.repetitions = o.repetitions;
     ctx.checks_per_problem = o.checks_per_problem;
-    ctx.timeout_s = o.timeout_s.value_or(m.timeout_s);
+    ctx.timeout_s = checked_time_limit(o.timeout_s.value_or(m.timeout_s), "the silence limit (--timeout)");
+    ctx.retry_failed = o.retry_failed;
+    ctx.quiet_wait_s = o.quiet_wait_s;
+    if (m.backend == "cpu") ctx.environment = pinning_environment();
+    std::map<std::string, double> reference_s;
+    ctx.reference_s = &reference_s;
+    for (std::size_t i = 0; i < m.problems.size(); ++i) ctx.floor_s[m.problems[i].key()] = floors[i].seconds;
 
     out << "kiln: tuning " << m.kernel << " on " << probe.name << " (" << searcher->planned() << " of " << m.variants.size()
         << " variants, " << searcher->name() << " search, worklog " << o.worklog.string() << ")\n";
@@ -224,7 +260,11 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
       ++done;
 
       const std::string& name = m.variants[*proposal].name;
-      if (!attempted.count(name)) {
+      if (!outcome.kept.empty() && outcome.failure != FailureKind::compile) {
+        out << "kiln: " << name << ": stored " << worklog::to_string(*outcome.failure) << " " << outcome.kept << "\n";
+      }
+      // A retried failure is new evidence: it gets an attempt of its own.
+      if (!attempted.count(name) || !outcome.retried.empty()) {
         worklog::Attempt a;
         a.session_id = session_id;
         a.kernel = m.kernel;
@@ -236,6 +276,11 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
         a.unit = "s";
         a.floor = score_floor;
         a.tags = {searcher->name(), m.backend};
+        if (!outcome.evidence.empty()) a.evidence = outcome.evidence;
+        if (!outcome.retried.empty()) {
+          a.hypothesis = "retried: " + outcome.retried + "; the earlier failure may have been the conditions', not the variant's";
+          a.tags.push_back("retried");
+        }
         if (outcome.failure) {
           a.verdict = *outcome.failure == FailureKind::correctness ? Verdict::invalid : Verdict::failed;
           a.failure_kind = *outcome.failure;
@@ -260,6 +305,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
           }
           a.explanation = e.str();
         }
+        if (!outcome.retried.empty()) a.explanation = "retried (" + outcome.retried + "): " + a.explanation;
         log->add_attempt(a);
         attempted.insert(name);
       }
@@ -279,7 +325,12 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     progress.finish();
 
     SelectionInput in{&m, &*log, ctx_key, spec.name, device, rates, searcher->name()};
-    Record record = select_winners(in, outcomes, [&](std::size_t v) { return variant_hash(ctx, v); });
+    auto hash_of = [&](std::size_t v) { return variant_hash(ctx, v); };
+    Record record = select_winners(in, outcomes, hash_of);
+    if (o.interleave_rounds > 0) {
+      std::size_t again = settle_near_ties(ctx, record, outcomes, o.interleave_rounds, out);
+      if (again > 0) record = select_winners(in, outcomes, hash_of);
+    }
     std::size_t passed = record.counts.value("passed", std::size_t{0});
     std::size_t invalid = record.counts.value("invalid", std::size_t{0});
     std::size_t failed = record.counts.value("failed", std::size_t{0});
@@ -302,7 +353,15 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
         out << "  " << rb.name << ": no winner (" << rb.reason << ")\n";
         continue;
       }
-      out << "  " << rb.name << ": " << *rb.winner << "\n";
+      out << "  " << rb.name << ": " << *rb.winner;
+      if (rb.noise) out << " (noise " << fixed(*rb.noise * 100, 1) << "%)";
+      out << "\n";
+      if (!rb.choice.empty()) out << "    " << rb.choice << "\n";
+      for (const auto& c : rb.contenders) {
+        if (!c.within_noise.value_or(false)) continue;
+        out << "    tie within noise: " << c.variant << " " << fixed((c.time_s / rb.time_s - 1) * 100, 1) << "% (noise "
+            << fixed(std::max(*c.noise, *rb.noise) * 100, 1) << "%)\n";
+      }
       for (const auto& p : rb.problems) {
         out << "    " << p.problem.key() << ": " << us(p.time_s);
         if (p.floor_s > 0) {

@@ -31,6 +31,9 @@ struct TuneOptions {
   int checks_per_problem = 1;
   std::optional<double> timeout_s;  // overrides the space's tuning.timeout_s
   bool progress = true;
+  bool retry_failed = false;   // measure again every variant whose stored failure is transient
+  double quiet_wait_s = 5;     // longest wait for a quiet machine before each measurement
+  int interleave_rounds = 2;   // turns each near-tie gets when re-measured A/B/A/B (0: none)
 };
 
 // Returns the process exit code: 0 tuned, 1 an error (printed to err).

@@ -17,7 +17,7 @@ struct Remeasured {
   std::string variant;
   double recorded_s = 0;
   std::optional<double> now_s;
-  double noise = 0;  // relative: twice the worst stddev/median over the problems
+  double noise = 0;  // relative: the worst IQR / median over the problems (twice stddev / median without quartiles)
   std::string failure;
 };
 
@@ -44,7 +44,8 @@ Remeasured remeasure(const VerifyOptions& o, const Manifest& m, const RecordedBu
     if (kind == "bench") {
       double median = e.at("median_s").get<double>();
       times.push_back(median);
-      r.noise = std::max(r.noise, 2.0 * e.value("stddev_s", 0.0) / median);
+      double spread = e.contains("q3_s") ? e.at("q3_s").get<double>() - e.at("q1_s").get<double>() : 2.0 * e.value("stddev_s", 0.0);
+      r.noise = std::max(r.noise, spread / median);
     } else if (kind == "check" && !e.value("passed", false)) {
       reason = e.value("reason", std::string("check failed"));
     } else if (kind == "error") {
@@ -85,12 +86,26 @@ int verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
         holds = false;
       } else {
         for (std::size_t k = 1; k < rows.size(); ++k) {
-          if (!rows[k].now_s) continue;
+          // A runner-up the record calls a tie may come out either side of the winner.
+          if (!rows[k].now_s || b.contenders[k - 1].within_noise.value_or(false)) continue;
           double noise = std::max({o.min_noise, w.noise, rows[k].noise});
           if (*rows[k].now_s * (1 + noise) < *w.now_s) {
             verdict = "changed: " + rows[k].variant + " is now faster beyond noise";
             holds = false;
           }
+        }
+      }
+      if (o.max_regression_pct && w.now_s) {
+        // The recorded noise where the record has it, and today's: either can hide a change.
+        double noise = std::max({o.min_noise, w.noise, b.noise.value_or(0.0)});
+        double allowed = noise + *o.max_regression_pct / 100;
+        double slower = *w.now_s / w.recorded_s - 1;
+        if (slower > allowed) {
+          char why[160];
+          std::snprintf(why, sizeof why, "regressed: the winner is %.1f%% slower than recorded, beyond noise %.1f%% + %.1f%%",
+                        slower * 100, noise * 100, *o.max_regression_pct);
+          verdict = verdict == "holds" ? std::string(why) : verdict + "; " + why;
+          holds = false;
         }
       }
       out << "  " << b.name << ": " << verdict << "\n";

@@ -3,6 +3,7 @@
 #pragma once
 #include <filesystem>
 #include <iosfwd>
+#include <optional>
 
 namespace kiln::tuner {
 
@@ -15,10 +16,14 @@ struct VerifyOptions {
   std::filesystem::path scratch_dir;
   int repetitions = 9;
   double min_noise = 0.02;  // rankings closer than this fraction are a tie
+  // Regression gate: a winner now slower than recorded by more than its noise plus this
+  // percentage fails the verification. Unset: only the ranking is judged.
+  std::optional<double> max_regression_pct;
 };
 
-// 0: every bucket's winner is still fastest within noise; 1: a ranking changed, a variant
-// failed, or an error (printed to err).
+// 0: every bucket's winner is still fastest within noise (and, with max_regression_pct, no
+// slower than recorded beyond noise plus that margin); 1: a ranking changed, a winner regressed,
+// a variant failed, or an error (printed to err).
 int verify(const VerifyOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace kiln::tuner

@@ -2,7 +2,9 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <thread>
 #include <string>
 #include <vector>
@@ -77,4 +79,52 @@ TEST_CASE("output resets the silence limit") {
 TEST_CASE("a missing executable is an error of the child, not of the runner") {
   ChildResult r = run_child({"/nonexistent/kiln-variant"}, std::chrono::seconds(5), [](const std::string&) {});
   CHECK(r.exit_code == 127);
+}
+
+TEST_CASE("a limit asked again after every line fits the step the child reports") {
+  // The child says it enters a long step; the runner then allows that step more than the first
+  // limit, which would have killed it.
+  std::vector<std::string> lines;
+  double allowed = 0.5;
+  auto limit = [&] { return std::chrono::duration<double>(allowed); };
+  ChildResult r = run_child({"/bin/sh", "-c", "echo long-step; sleep 1.5; echo done"}, kiln::tuner::SilenceLimit(limit),
+                            [&](const std::string& line) {
+                              lines.push_back(line);
+                              if (line == "long-step") allowed = 3;
+                            });
+  CHECK(r.exited_cleanly());
+  CHECK(lines.size() == 2);
+
+  allowed = 0.5;
+  ChildResult killed = run_child({"/bin/sh", "-c", "echo short-step; sleep 3; echo done"}, kiln::tuner::SilenceLimit(limit),
+                                 [&](const std::string&) {});
+  CHECK(killed.timed_out);
+  CHECK(killed.limit_seconds == 0.5);
+  CHECK_THAT(killed.describe(), Catch::Matchers::StartsWith("hung: no progress reported for 1 s"));
+}
+
+TEST_CASE("nonsense time limits are refused with the accepted range, before a process starts") {
+  using kiln::tuner::checked_time_limit;
+  CHECK(checked_time_limit(1, "--timeout") == 1);
+  CHECK(checked_time_limit(kiln::tuner::kMaxTimeLimitSeconds, "--timeout") == kiln::tuner::kMaxTimeLimitSeconds);
+  for (double bad : {-5.0, 0.0, 1e300, kiln::tuner::kMaxTimeLimitSeconds * 2, std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<double>::quiet_NaN()}) {
+    CHECK_THROWS_WITH(checked_time_limit(bad, "--timeout"),
+                      Catch::Matchers::StartsWith("--timeout: ") && kiln_test::ContainsSubstring("not a usable time limit"));
+  }
+  bool started = false;
+  CHECK_THROWS(run_child({"/bin/sh", "-c", "echo started"}, std::chrono::duration<double>(1e300),
+                         [&](const std::string&) { started = true; }));
+  CHECK_FALSE(started);
+}
+
+TEST_CASE("the child gets the environment it is given, on top of the tuner's") {
+  std::vector<std::string> lines;
+  setenv("KILN_TEST_INHERITED", "kept", 1);
+  auto limit = [] { return std::chrono::duration<double>(5); };
+  ChildResult r = run_child({"/bin/sh", "-c", "echo $KILN_TEST_INHERITED $OMP_PROC_BIND"}, kiln::tuner::SilenceLimit(limit),
+                            [&](const std::string& line) { lines.push_back(line); }, {{"OMP_PROC_BIND", "close"}});
+  CHECK(r.exited_cleanly());
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "kept close");
 }

@@ -294,3 +294,23 @@ TEST_CASE("a malformed full-text query is an error that says so") {
                         ContainsSubstring(log.path() + ": malformed search query '" + query + "'"));
   }
 }
+
+TEST_CASE("evidence is reported once: a second attempt naming it returns the first, even from another connection") {
+  kiln_test::TempDir dir("kiln-worklog");
+  auto first = Worklog::open(dir / "w.db");
+  auto second = Worklog::open(dir / "w.db");
+  Attempt a = make_attempt("softmax_cuda", "softmax_cuda__VEC8");
+  a.evidence = "timing ctx/softmax_cuda__VEC8/abc @2026-11-21T10:00:00.000Z";
+  const auto id = first.add_attempt(a);
+  a.explanation = "the same timing, read by a second tuner";
+  CHECK(second.add_attempt(a) == id);
+  CHECK(first.attempts().size() == 1);
+  CHECK(first.attempt(id)->evidence == a.evidence);
+
+  a.evidence = "timing ctx/softmax_cuda__VEC8/abc @2026-11-21T11:00:00.000Z";  // measured again: new evidence
+  CHECK(second.add_attempt(a) != id);
+  a.evidence.reset();  // a person's attempts name no evidence and never collide
+  second.add_attempt(a);
+  second.add_attempt(a);
+  CHECK(first.attempts().size() == 4);
+}

@@ -205,3 +205,25 @@ TEST_CASE("the integrity check finds a full-text index out of step with the atte
   CHECK_THAT(problems.front(),
              ContainsSubstring("the full-text index does not match the attempts table"));
 }
+
+TEST_CASE("the committed H200 worklog (version 1) migrates: medians become columns, spreads stay unknown") {
+  kiln_test::TempDir dir("kiln-worklog");
+  const auto path = dir / "h200.sqlite";
+  std::filesystem::copy_file(std::filesystem::path(KILN_SOURCE_DIR) / "presets/records/h200/worklog.sqlite", path);
+  REQUIRE(query_int(path, "PRAGMA user_version") == 1);
+  const auto timings = query_int(path, "SELECT count(*) FROM measurements WHERE phase = 'bench' AND status = 'ok'");
+  REQUIRE(timings > 0);
+
+  Worklog log = Worklog::open(path, OpenMode::existing);
+  CHECK(query_int(path, "PRAGMA user_version") == schema::latest_version());
+  CHECK(query_int(path, "SELECT count(*) FROM measurements WHERE median_s = json_extract(result, '$.median_s')") == timings);
+  CHECK(query_int(path, "SELECT count(*) FROM measurements WHERE spread_s IS NOT NULL OR others_cores IS NOT NULL") == 0);
+  CHECK(query_int(path, "SELECT count(*) FROM sessions WHERE preflight IS NOT NULL") == 0);
+  for (const auto& m : log.measurements(log.sessions().front().context_key, log.sessions().front().kernel)) {
+    if (m.key.phase == kiln::worklog::Phase::bench) {
+      CHECK(m.median_s);
+      CHECK_FALSE(m.spread_s);
+    }
+  }
+  CHECK(log.integrity_problems().empty());
+}

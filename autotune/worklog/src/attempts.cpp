@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* attempt_columns =
     "id, session_id, kernel, variant, problem, author, hypothesis, change, baseline, result, unit, "
-    "delta_pct, verdict, failure_kind, explanation, unlocks, blocks, tags, floor, created_at";
+    "delta_pct, verdict, failure_kind, explanation, unlocks, blocks, tags, floor, created_at, evidence";
 
 Attempt read_attempt(const sqlite::Statement& row) {
   Attempt a;
@@ -37,6 +37,7 @@ Attempt read_attempt(const sqlite::Statement& row) {
   a.tags = normalise_tags(row.get_text(17));
   a.floor = row.get_optional_double(18);
   a.created_at = row.get_text(19);
+  a.evidence = row.get_optional_text(20);
   return a;
 }
 
@@ -103,9 +104,10 @@ std::int64_t Worklog::add_attempt(const Attempt& attempt) {
   sqlite::Statement insert = db_.prepare(
       "INSERT INTO attempts (session_id, kernel, variant, problem, author, hypothesis, change, "
       "baseline, result, unit, delta_pct, verdict, failure_kind, explanation, unlocks, blocks, "
-      "tags, floor, created_at) VALUES (:session_id, :kernel, :variant, :problem, :author, "
+      "tags, floor, created_at, evidence) VALUES (:session_id, :kernel, :variant, :problem, :author, "
       ":hypothesis, :change, :baseline, :result, :unit, :delta_pct, :verdict, :failure_kind, "
-      ":explanation, :unlocks, :blocks, :tags, :floor, coalesce(:created_at, " KILN_SQL_NOW "))",
+      ":explanation, :unlocks, :blocks, :tags, :floor, coalesce(:created_at, " KILN_SQL_NOW "), "
+      ":evidence) ON CONFLICT (kernel, evidence) WHERE evidence IS NOT NULL DO NOTHING",
       "add an attempt of " + attempt.kernel);
   insert.bind(":session_id", attempt.session_id)
       .bind(":kernel", attempt.kernel)
@@ -126,7 +128,18 @@ std::int64_t Worklog::add_attempt(const Attempt& attempt) {
       .bind(":tags", tags)
       .bind(":floor", attempt.floor)
       .bind(":created_at", detail::null_if_empty(attempt.created_at))
+      .bind(":evidence", attempt.evidence)
       .run();
+  if (db_.changes() == 0) {
+    // Another writer reported this evidence first: its attempt stands for both.
+    sqlite::Statement existing = db_.prepare("SELECT id FROM attempts WHERE kernel = ? AND evidence = ?",
+                                             "find the attempt of evidence " + attempt.evidence.value_or(""));
+    existing.bind(1, attempt.kernel).bind(2, *attempt.evidence);
+    existing.step();
+    const std::int64_t id = existing.get_int64(0);
+    transaction.commit();
+    return id;
+  }
   const std::int64_t id = db_.last_insert_rowid();
   transaction.commit();
   return id;

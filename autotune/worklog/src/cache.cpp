@@ -9,7 +9,7 @@ namespace {
 
 constexpr const char* measurement_columns =
     "context_key, kernel, variant, variant_hash, problem_key, phase, status, result, session_id, "
-    "created_at";
+    "created_at, median_s, spread_s, others_cores";
 
 Measurement read_measurement(const sqlite::Statement& row) {
   Measurement m;
@@ -23,11 +23,15 @@ Measurement read_measurement(const sqlite::Statement& row) {
   m.result = row.get_text(7);
   m.session_id = row.get_optional_int64(8);
   m.created_at = row.get_text(9);
+  m.median_s = row.get_optional_double(10);
+  m.spread_s = row.get_optional_double(11);
+  m.others_cores = row.get_optional_double(12);
   return m;
 }
 
 constexpr const char* failure_columns =
-    "context_key, kernel, variant, variant_hash, kind, detail, session_id, created_at";
+    "context_key, kernel, variant, variant_hash, kind, detail, session_id, created_at, limit_s, "
+    "others_cores, problem_set, kiln_version";
 
 VariantFailure read_failure(const sqlite::Statement& row) {
   VariantFailure f;
@@ -39,6 +43,10 @@ VariantFailure read_failure(const sqlite::Statement& row) {
   f.detail = row.get_text(5);
   f.session_id = row.get_optional_int64(6);
   f.created_at = row.get_text(7);
+  f.limit_s = row.get_optional_double(8);
+  f.others_cores = row.get_optional_double(9);
+  f.problem_set = row.get_optional_text(10).value_or("");
+  f.kiln_version = row.get_optional_text(11).value_or("");
   return f;
 }
 
@@ -57,12 +65,13 @@ void Worklog::put_measurement(const Measurement& m) {
   sqlite::Transaction transaction(db_, "store a measurement");
   sqlite::Statement upsert = db_.prepare(
       "INSERT INTO measurements (context_key, kernel, variant, variant_hash, problem_key, phase, "
-      "status, result, session_id, created_at) VALUES (:context_key, :kernel, :variant, "
-      ":variant_hash, :problem_key, :phase, :status, :result, :session_id, "
-      "coalesce(:created_at, " KILN_SQL_NOW ")) "
+      "status, result, session_id, created_at, median_s, spread_s, others_cores) VALUES "
+      "(:context_key, :kernel, :variant, :variant_hash, :problem_key, :phase, :status, :result, "
+      ":session_id, coalesce(:created_at, " KILN_SQL_NOW "), :median_s, :spread_s, :others_cores) "
       "ON CONFLICT (context_key, kernel, variant, variant_hash, problem_key, phase) DO UPDATE SET "
       "status = excluded.status, result = excluded.result, session_id = excluded.session_id, "
-      "created_at = excluded.created_at",
+      "created_at = excluded.created_at, median_s = excluded.median_s, "
+      "spread_s = excluded.spread_s, others_cores = excluded.others_cores",
       "store the measurement of " + k.variant + " on '" + k.problem_key + "'");
   upsert.bind(":context_key", k.context_key)
       .bind(":kernel", k.kernel)
@@ -74,6 +83,9 @@ void Worklog::put_measurement(const Measurement& m) {
       .bind(":result", m.result)
       .bind(":session_id", m.session_id)
       .bind(":created_at", detail::null_if_empty(m.created_at))
+      .bind(":median_s", m.median_s)
+      .bind(":spread_s", m.spread_s)
+      .bind(":others_cores", m.others_cores)
       .run();
   transaction.commit();
 }
@@ -129,11 +141,14 @@ void Worklog::put_variant_failure(const VariantFailure& f) {
   sqlite::Transaction transaction(db_, "store a variant failure");
   sqlite::Statement upsert = db_.prepare(
       "INSERT INTO variant_failures (context_key, kernel, variant, variant_hash, kind, detail, "
-      "session_id, created_at) VALUES (:context_key, :kernel, :variant, :variant_hash, :kind, "
-      ":detail, :session_id, coalesce(:created_at, " KILN_SQL_NOW ")) "
+      "session_id, created_at, limit_s, others_cores, problem_set, kiln_version) VALUES "
+      "(:context_key, :kernel, :variant, :variant_hash, :kind, :detail, :session_id, "
+      "coalesce(:created_at, " KILN_SQL_NOW "), :limit_s, :others_cores, :problem_set, :kiln_version) "
       "ON CONFLICT (context_key, kernel, variant, variant_hash) DO UPDATE SET "
       "kind = excluded.kind, detail = excluded.detail, session_id = excluded.session_id, "
-      "created_at = excluded.created_at",
+      "created_at = excluded.created_at, limit_s = excluded.limit_s, "
+      "others_cores = excluded.others_cores, problem_set = excluded.problem_set, "
+      "kiln_version = excluded.kiln_version",
       "store the failure of " + k.variant);
   upsert.bind(":context_key", k.context_key)
       .bind(":kernel", k.kernel)
@@ -143,7 +158,21 @@ void Worklog::put_variant_failure(const VariantFailure& f) {
       .bind(":detail", f.detail)
       .bind(":session_id", f.session_id)
       .bind(":created_at", detail::null_if_empty(f.created_at))
+      .bind(":limit_s", f.limit_s)
+      .bind(":others_cores", f.others_cores)
+      .bind(":problem_set", detail::null_if_empty(f.problem_set))
+      .bind(":kiln_version", detail::null_if_empty(f.kiln_version))
       .run();
+  transaction.commit();
+}
+
+void Worklog::remove_variant_failure(const VariantKey& k) {
+  sqlite::Transaction transaction(db_, "remove a variant failure");
+  sqlite::Statement remove = db_.prepare(
+      "DELETE FROM variant_failures WHERE context_key = ? AND kernel = ? AND variant = ? AND "
+      "variant_hash = ?",
+      "remove the failure of " + k.variant);
+  remove.bind(1, k.context_key).bind(2, k.kernel).bind(3, k.variant).bind(4, k.variant_hash).run();
   transaction.commit();
 }
 

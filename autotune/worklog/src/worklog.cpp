@@ -27,7 +27,7 @@ Worklog Worklog::open(const std::filesystem::path& path, OpenMode mode) {
 namespace {
 
 constexpr const char* session_columns =
-    "id, started_at, ended_at, kernel, strategy, device, context_key, note";
+    "id, started_at, ended_at, kernel, strategy, device, context_key, note, preflight";
 
 Session read_session(const sqlite::Statement& row) {
   Session s;
@@ -39,6 +39,7 @@ Session read_session(const sqlite::Statement& row) {
   s.device = row.get_text(5);
   s.context_key = row.get_text(6);
   s.note = row.get_text(7);
+  s.preflight = row.get_optional_text(8).value_or("");
   return s;
 }
 
@@ -48,9 +49,9 @@ std::int64_t Worklog::start_session(const Session& session) {
   if (session.kernel.empty()) throw Error(path() + ": a session needs a kernel");
   sqlite::Transaction transaction(db_, "start a session");
   sqlite::Statement insert = db_.prepare(
-      "INSERT INTO sessions (started_at, kernel, strategy, device, context_key, note) "
+      "INSERT INTO sessions (started_at, kernel, strategy, device, context_key, note, preflight) "
       "VALUES (coalesce(:started_at, " KILN_SQL_NOW "), :kernel, :strategy, :device, :context_key, "
-      ":note)",
+      ":note, :preflight)",
       "start a session of " + session.kernel);
   insert.bind(":started_at", detail::null_if_empty(session.started_at))
       .bind(":kernel", session.kernel)
@@ -58,6 +59,7 @@ std::int64_t Worklog::start_session(const Session& session) {
       .bind(":device", session.device)
       .bind(":context_key", session.context_key)
       .bind(":note", session.note)
+      .bind(":preflight", detail::null_if_empty(session.preflight))
       .run();
   const std::int64_t id = db_.last_insert_rowid();
   transaction.commit();

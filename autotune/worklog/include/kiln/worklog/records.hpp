@@ -53,6 +53,8 @@ struct Session {
   std::string device = "{}";
   std::string context_key;  // fingerprint of device, toolchain and sources the cache is valid for
   std::string note;
+  // JSON object: the machine's state when the run began (`kiln preflight`); empty: not taken.
+  std::string preflight;
 };
 
 // One optimisation attempt, measured by the tuner or recorded by a person.
@@ -81,6 +83,10 @@ struct Attempt {
   // The physical floor in `unit` (the time the bytes and flops need at peak rates), for headroom.
   std::optional<double> floor;
   std::string created_at;  // now when left empty
+  // What the attempt reports, named once: the tuner's attempts name the measurement or failure
+  // they come from, so two tuners sharing a worklog never write the same evidence twice.
+  // add_attempt returns the existing attempt's id for evidence already written.
+  std::optional<std::string> evidence;
 };
 
 struct Link {
@@ -121,6 +127,12 @@ struct Measurement {
   std::string result = "{}";  // JSON text as the harness reported it
   std::optional<std::int64_t> session_id;
   std::string created_at;  // now when left empty
+  // Timings (phase bench): seconds per call, the median over the repetitions and their
+  // interquartile range (null: not recorded, as in worklogs older than schema version 2), and
+  // the cores other processes kept busy while it ran.
+  std::optional<double> median_s;
+  std::optional<double> spread_s;
+  std::optional<double> others_cores;
 };
 
 struct VariantKey {
@@ -137,6 +149,12 @@ struct VariantFailure {
   std::string detail;  // compiler output, signal, or the device's message
   std::optional<std::int64_t> session_id;
   std::string created_at;  // now when left empty
+  // What the failure depended on (null or empty: not recorded): the silence limit in force, the
+  // cores other processes kept busy, a fingerprint of the problems and checks, Kiln's version.
+  std::optional<double> limit_s;
+  std::optional<double> others_cores;
+  std::string problem_set;
+  std::string kiln_version;
 };
 
 }  // namespace kiln::worklog

@@ -63,6 +63,8 @@ class Worklog {
   // Variant failures (compile, crash, timeout, runtime). put replaces an entry with the same key.
   void put_variant_failure(const VariantFailure& failure);
   std::optional<VariantFailure> variant_failure(const VariantKey& key) const;
+  // A retried variant that now ran: its failure is history (its attempt keeps the story).
+  void remove_variant_failure(const VariantKey& key);
   std::vector<VariantFailure> variant_failures(std::string_view context_key,
                                                std::string_view kernel) const;
 

@@ -1,0 +1,57 @@
+#include "retry.hpp"
+
+#include <cstdio>
+
+namespace kiln::tuner {
+namespace {
+
+using worklog::FailureKind;
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+bool busy_then(const worklog::VariantFailure& f, double busy_cores) { return f.others_cores && *f.others_cores > busy_cores; }
+
+}  // namespace
+
+RetryDecision retry_decision(const worklog::VariantFailure& f, const RunConditions& now) {
+  if (f.kind == FailureKind::compile) return {false, retry_policy(f, now.busy_cores)};
+  if (!f.problem_set.empty() && !now.problem_set.empty() && f.problem_set != now.problem_set) {
+    return {true, "the problems changed since it failed"};
+  }
+  if (!f.kiln_version.empty() && !now.kiln_version.empty() && f.kiln_version != now.kiln_version) {
+    return {true, "Kiln changed since it failed (" + f.kiln_version + " -> " + now.kiln_version + ")"};
+  }
+  if (now.retry_failed) return {true, "asked to (--retry-failed)"};
+  const bool quiet_now = now.others_cores && *now.others_cores <= now.busy_cores;
+  if (f.kind == FailureKind::timeout) {
+    if (!f.limit_s) return {true, "the limit it timed out under was not recorded"};
+    if (now.limit_s > *f.limit_s * 1.001) {
+      return {true, "the limit rose from " + number(*f.limit_s) + " s to " + number(now.limit_s) + " s"};
+    }
+  }
+  if ((f.kind == FailureKind::timeout || f.kind == FailureKind::runtime) && busy_then(f, now.busy_cores) && quiet_now) {
+    return {true, "it failed while " + number(*f.others_cores) + " other cores were busy; the machine is quiet now"};
+  }
+  return {false, retry_policy(f, now.busy_cores)};
+}
+
+std::string retry_policy(const worklog::VariantFailure& f, double busy_cores) {
+  if (f.kind == FailureKind::compile) {
+    return "kept: a compile failure is deterministic (the same source, compiler and flags fail the same way; a change to "
+           "any of them is a new context)";
+  }
+  std::string when;
+  if (f.kind == FailureKind::timeout) {
+    when = f.limit_s ? "the limit exceeds " + number(*f.limit_s) + " s, " : "";
+  }
+  if ((f.kind == FailureKind::timeout || f.kind == FailureKind::runtime) && busy_then(f, busy_cores)) {
+    when += "the machine is quiet (" + number(*f.others_cores) + " other cores were busy when it failed), ";
+  }
+  return "kept until " + when + "the problems or Kiln change, or --retry-failed";
+}
+
+}  // namespace kiln::tuner
