@@ -11,14 +11,6 @@ std::string value_text(const Value& v) {
   return std::to_string(std::get<std::int64_t>(v));
 }
 
-// Digits of an integer for a name: `-` is not an identifier character, so -3 is written m3.
-std::string name_part(const Value& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  const std::int64_t i = std::get<std::int64_t>(v);
-  if (i >= 0) return std::to_string(i);
-  return "m" + std::to_string(0 - static_cast<std::uint64_t>(i));
-}
-
 std::string combination_text(const Space& space, const std::vector<Value>& params) {
   std::string out;
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -114,9 +106,17 @@ std::string describe_constraint(const Constraint& c) {
 
 }  // namespace
 
+// Digits of an integer for a name: `-` is not an identifier character, so -3 is written m3.
+std::string variant_name_part(const Value& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  const std::int64_t i = std::get<std::int64_t>(v);
+  if (i >= 0) return std::to_string(i);
+  return "m" + std::to_string(0 - static_cast<std::uint64_t>(i));
+}
+
 std::string variant_name(const Space& space, const std::vector<Value>& params) {
   std::string out = space.kernel + "_";
-  for (std::size_t i = 0; i < params.size(); ++i) out += "_" + space.parameters[i].name + name_part(params[i]);
+  for (std::size_t i = 0; i < params.size(); ++i) out += "_" + space.parameters[i].name + variant_name_part(params[i]);
   return out;
 }
 

@@ -9,7 +9,8 @@ namespace kiln::gen {
 namespace {
 
 // The expression text is quoted as JSON would quote it, so that a stray quote or a control
-// character cannot break the one-line error message.
+// character cannot break the one-line error message (bytes that are not UTF-8 are escaped with
+// the rest of the message, by fail_at).
 std::string quoted(const std::string& text) {
   static const char* const hex = "0123456789abcdef";
   std::string out = "\"";

@@ -15,6 +15,11 @@
 
 namespace kiln::gen {
 
+// Limits on one expression (generator/README.md, "Limits"): its text in bytes, and the height of
+// its syntax tree, where a chain `a + b + c + ...` of n operators counts n.
+inline constexpr std::size_t kMaxExpressionBytes = 4096;
+inline constexpr int kMaxExpressionDepth = 256;
+
 // A value an expression sees for a name: an integer, or a symbol (an identifier such as "bf16").
 using Value = std::variant<std::int64_t, std::string>;
 
@@ -92,7 +97,8 @@ using CppNameMapper = std::function<std::string(std::string_view name)>;
 
 class Expr {
  public:
-  // Throws ExprError for a syntax error.
+  // Throws ExprError for a syntax error, a text longer than kMaxExpressionBytes or a tree taller
+  // than kMaxExpressionDepth.
   static Expr parse(std::string text);
 
   const std::string& text() const { return text_; }

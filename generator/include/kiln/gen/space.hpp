@@ -12,6 +12,20 @@
 
 namespace kiln::gen {
 
+// Limits on a space file (generator/README.md, "Limits"); each is checked where the file declares
+// the entries, before anything is evaluated.
+inline constexpr std::size_t kMaxParameters = 64;
+inline constexpr std::size_t kMaxValues = 1024;        // per parameter
+inline constexpr std::size_t kMaxDerived = 256;
+inline constexpr std::size_t kMaxConstraints = 256;
+inline constexpr std::size_t kMaxDims = 64;
+inline constexpr std::size_t kMaxProblems = 4096;      // problems, and checks
+inline constexpr std::size_t kMaxBuckets = 256;
+// The longest canonical variant name: it is a file name (plus ".cpp" and the temporary file's
+// "." and ".kiln-tmp"), a CMake target name, and a path part of every object file built from it;
+// file systems allow 255 bytes.
+inline constexpr std::size_t kMaxVariantNameBytes = 200;
+
 // What the generator reads of a device file (presets/devices/*.json); other keys are ignored.
 struct Target {
   std::string label;    // the path as given
