@@ -33,6 +33,10 @@ std::uint64_t count_combinations(const Space& space) {
                 " combinations of parameter values, more than the " + std::to_string(kMaxCombinations) +
                 " the generator enumerates");
   }
+  std::uint64_t nodes = 1;  // the odometer's own step
+  for (const Derived& d : space.derived) nodes += d.expr.node_count();
+  for (const Constraint& c : space.constraints) nodes += c.expr.node_count();
+  check_evaluation_cost(space.label, "/parameters", total, nodes, "combinations");
   return total;
 }
 
@@ -130,6 +134,8 @@ Enumeration enumerate_variants(const Space& space, const Target& target) {
   std::size_t default_violation = space.constraints.size();
 
   CombinationChecker checker(space, target);
+  const auto limit = static_cast<std::uint64_t>(space.tuning.max_variants);
+  std::uint64_t feasible = 0;
   std::vector<std::size_t> digits(space.parameters.size(), 0);
   do {
     std::vector<Value> params = values_at(space, digits);
@@ -140,7 +146,9 @@ Enumeration enumerate_variants(const Space& space, const Target& target) {
     }
     if (violated < space.constraints.size()) {
       ++result.pruned[violated];
-    } else {
+    } else if (++feasible <= limit) {
+      // Beyond tuning.max_variants only the count is kept: the space is refused below, and a
+      // million names would cost memory for nothing.
       std::string name = variant_name(space, params);
       result.variants.push_back(Variant{std::move(name), std::move(params)});
     }
@@ -157,9 +165,9 @@ Enumeration enumerate_variants(const Space& space, const Target& target) {
             "the default variant " + variant_name(space, values_at(space, defaults)) + " violates " +
                 describe_constraint(space.constraints[default_violation]));
   }
-  if (result.variants.size() > static_cast<std::uint64_t>(space.tuning.max_variants)) {
+  if (feasible > limit) {
     fail_at(space.label, "",
-            std::to_string(result.variants.size()) + " feasible variants, more than tuning.max_variants (" +
+            std::to_string(feasible) + " feasible variants, more than tuning.max_variants (" +
                 std::to_string(space.tuning.max_variants) + ")");
   }
   check_unique_names(space, result.variants);

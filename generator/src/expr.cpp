@@ -37,7 +37,15 @@ void collect_names(const Node& node, std::vector<std::string>& out) {
   for (const Node& arg : node.args) collect_names(arg, out);
 }
 
+std::size_t count_nodes(const Node& node) {
+  std::size_t count = 1;
+  for (const Node& arg : node.args) count += count_nodes(arg);
+  return count;
+}
+
 }  // namespace
+
+std::size_t Expr::node_count() const { return count_nodes(root_); }
 
 ExprError::ExprError(std::string detail, std::string text, int column)
     : std::runtime_error(detail + " in " + quoted(text) + " (column " + std::to_string(column) + ")"),

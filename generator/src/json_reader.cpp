@@ -198,9 +198,17 @@ std::string join(std::initializer_list<std::string_view> items) {
 }  // namespace
 
 JsonFile read_json_file(const std::filesystem::path& path) {
+  const std::string label = path.string();
+  return parse_json_text(label, read_bytes(path, label));
+}
+
+JsonFile parse_json_text(std::string label, std::string bytes) {
   JsonFile file;
-  file.label = path.string();
-  file.bytes = read_bytes(path, file.label);
+  file.label = std::move(label);
+  file.bytes = std::move(bytes);
+  if (file.bytes.size() > kMaxJsonBytes) {
+    fail_at(file.label, "", "the file is larger than " + std::to_string(kMaxJsonBytes) + " bytes, the most Kiln reads");
+  }
   auto fail_at_byte = [&](std::size_t bytes_read, const std::string& what) {
     const auto [line, column] = line_and_column(file.bytes, bytes_read);
     fail_at(file.label + ":" + std::to_string(line) + ":" + std::to_string(column), "", what);

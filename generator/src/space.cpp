@@ -238,12 +238,26 @@ Expr load_expression(const Space& space, const JsonNode& node, const NameTable& 
 
 }  // namespace sections
 
+void check_evaluation_cost(const std::string& label, const std::string& pointer, std::uint64_t count,
+                           std::uint64_t nodes, const std::string& what) {
+  std::uint64_t cost = 0;
+  if (__builtin_mul_overflow(count, nodes, &cost) || cost > kMaxEvaluatedNodes) {
+    fail_at(label, pointer,
+            std::to_string(count) + " " + what + " times " + std::to_string(nodes) +
+                " expression nodes is more evaluation than the " + std::to_string(kMaxEvaluatedNodes) +
+                " nodes the generator does");
+  }
+}
+
 void fail_expr(const Space& space, const std::string& pointer, const ExprError& error, const std::string& context) {
   fail_at(space.label, pointer, context.empty() ? error.what() : std::string(error.what()) + " for " + context);
 }
 
 Space load_space(const std::filesystem::path& file, const Target& target) {
-  const JsonFile json = read_json_file(file);
+  return load_space(read_json_file(file), file, target);
+}
+
+Space load_space(const JsonFile& json, const std::filesystem::path& file, const Target& target) {
   const JsonNode root = JsonNode::root(json);
   if (!root.json().is_object()) root.fail("expected a space object at the top level, got " + describe_json(json.root));
   check_version(root);

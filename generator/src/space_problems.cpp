@@ -131,6 +131,10 @@ void load_buckets(const JsonNode& buckets, Space& space) {
 }
 
 void assign_buckets(Space& space) {
+  std::uint64_t nodes = 0;
+  for (const WorkTerm& term : space.work) nodes += term.expr.node_count();
+  for (const Bucket& bucket : space.buckets) nodes += bucket.when.node_count();
+  check_evaluation_cost(space.label, "/problems", space.problems.size(), nodes, "problems");
   space.problem_buckets.clear();
   for (const ProblemInstance& problem : space.problems) {
     const Environment env = problem_environment(space, problem);

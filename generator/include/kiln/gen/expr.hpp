@@ -112,6 +112,9 @@ class Expr {
   // name, or a type error (a checked expression has none).
   std::int64_t evaluate(const Environment& env) const;
 
+  // How many nodes the syntax tree has: the most an evaluation visits.
+  std::size_t node_count() const;
+
   // Distinct names the expression refers to, in order of first appearance.
   std::vector<std::string> names() const;
 

@@ -39,6 +39,8 @@ struct JsonFile {
 };
 
 JsonFile read_json_file(const std::filesystem::path& path);
+// The same checks on bytes already in memory; `label` names them in messages.
+JsonFile parse_json_text(std::string label, std::string bytes);
 
 // "<label>: <what>", or "<label>: <pointer>: <what>" when pointer is not empty; printable() makes
 // the message one line of valid UTF-8 whatever the file's name or content.

@@ -25,6 +25,15 @@ inline constexpr std::size_t kMaxBuckets = 256;
 // "." and ".kiln-tmp"), a CMake target name, and a path part of every object file built from it;
 // file systems allow 255 bytes.
 inline constexpr std::size_t kMaxVariantNameBytes = 200;
+// The most expression nodes the generator evaluates for one space, counted before evaluating:
+// combinations times the nodes of derived values and constraints, and problems times the nodes of
+// work terms and bucket conditions. It bounds the time of `kiln generate` to seconds.
+inline constexpr std::uint64_t kMaxEvaluatedNodes = 50'000'000;
+
+// Throws (at `pointer`) when `count` evaluations of `exprs_nodes` nodes each exceed
+// kMaxEvaluatedNodes; `what` says what is counted ("combinations", "problems").
+void check_evaluation_cost(const std::string& label, const std::string& pointer, std::uint64_t count,
+                           std::uint64_t nodes, const std::string& what);
 
 // What the generator reads of a device file (presets/devices/*.json); other keys are ignored.
 struct Target {
@@ -117,6 +126,8 @@ struct Space {
 // Reads and validates `file` against `target`: everything in the README's space-file section
 // except what needs enumeration (feasibility, variant counts, the default variant's constraints).
 Space load_space(const std::filesystem::path& file, const Target& target);
+// The same for a file already read (`file` is recorded as the space's path).
+Space load_space(const JsonFile& json, const std::filesystem::path& file, const Target& target);
 
 // Throws the error of an expression at `pointer`: `<file>: <pointer>: <error>[ for <context>]`.
 [[noreturn]] void fail_expr(const Space& space, const std::string& pointer, const ExprError& error,
