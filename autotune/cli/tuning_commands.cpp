@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "usage.hpp"
 #include "evaluate.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "manifest.hpp"
@@ -78,11 +79,12 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--source", *sources, "kernel source whose content keys the measurement cache")->check(CLI::ExistingFile);
   tune->add_option("--flags-file", *flags, "file describing compiler and flags")->check(CLI::ExistingFile);
   tune->add_option("--strategy", t->strategy, "exhaustive or anneal")->check(CLI::IsMember({"exhaustive", "anneal"}));
-  tune->add_option("--budget", t->budget, "anneal: distinct variants to measure (default: a third)");
-  tune->add_option("--seed", t->seed, "random seed (default: from the clock)");
+  tune->add_option("--budget", t->budget, "anneal: distinct variants to measure (default: a third)")->check(count());
+  tune->add_option("--seed", t->seed, "random seed (default: from the clock)")->check(count());
   tune->add_option("--repetitions", t->repetitions, "timed repetitions per problem (median)")->check(CLI::Range(1, 1000));
   tune->add_option("--checks", t->checks_per_problem, "validations per problem, each on fresh inputs")->check(CLI::Range(1, 100));
-  tune->add_option("--timeout", *timeout, "seconds a variant may stay silent (default: the space's tuning.timeout_s)");
+  tune->add_option("--timeout", *timeout, "seconds a variant may stay silent (default: the space's tuning.timeout_s)")
+      ->check(CLI::Range(1e-3, 1e6));
   tune->add_flag("--no-progress", *no_progress, "no progress line");
   tune->callback([=, &exit_code] {
     t->manifest = (*paths)["manifest"];
@@ -142,8 +144,8 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   rep->add_option("--worklog", r->worklog)->required()->check(CLI::ExistingFile);
   rep->add_option("--manifest", r->manifest)->required()->check(CLI::ExistingFile);
   rep->add_option("--strategy", r->strategy)->check(CLI::IsMember({"exhaustive", "anneal"}));
-  rep->add_option("--budget", r->budget);
-  rep->add_option("--seed", r->seed);
+  rep->add_option("--budget", r->budget)->check(count());
+  rep->add_option("--seed", r->seed)->check(count());
   rep->callback([r, &exit_code] { exit_code = replay(*r); });
 }
 

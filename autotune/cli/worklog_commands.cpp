@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "usage.hpp"
 #include "kiln/worklog/markdown.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "record.hpp"
@@ -152,6 +153,11 @@ int report_command(const ReportArgs& a) {
   return 0;
 }
 
+const CLI::Validator& verdicts() {
+  static const CLI::Validator validator = CLI::IsMember({"keep", "revert", "invalid", "failed"});
+  return validator;
+}
+
 template <class F>
 int guarded(F&& f) {
   try {
@@ -169,10 +175,10 @@ void add_worklog_commands(CLI::App& app, int& exit_code) {
   auto* log = app.add_subcommand("log", "List attempts, filtered by kernel, verdict, tag, author, session or text");
   log->add_option("--worklog", l->worklog)->required()->check(CLI::ExistingFile);
   log->add_option("--kernel", l->kernel);
-  log->add_option("--verdict", l->verdict, "keep, revert, invalid or failed");
+  log->add_option("--verdict", l->verdict, "keep, revert, invalid or failed")->check(verdicts());
   log->add_option("--tag", l->tag);
-  log->add_option("--author", l->author, "kiln or person");
-  log->add_option("--session", l->session);
+  log->add_option("--author", l->author, "kiln or person")->check(CLI::IsMember({"kiln", "person"}));
+  log->add_option("--session", l->session)->check(positive_id());
   log->add_option("--search", l->search, "full-text query over hypothesis, change, explanation, tags, variant");
   log->add_flag("--json", l->json, "print JSON");
   log->callback([l, &exit_code] { exit_code = guarded([&] { return log_command(*l); }); });
@@ -183,36 +189,42 @@ void add_worklog_commands(CLI::App& app, int& exit_code) {
   attempt->add_option("--kernel", at->kernel)->required();
   attempt->add_option("--hypothesis", at->hypothesis, "why it should help")->required();
   attempt->add_option("--change", at->change, "what was changed")->required();
-  attempt->add_option("--verdict", at->verdict, "keep, revert, invalid or failed")->required();
+  attempt->add_option("--verdict", at->verdict, "keep, revert, invalid or failed")->required()->check(verdicts());
   attempt->add_option("--variant", at->variant);
   attempt->add_option("--problem", at->problem);
-  attempt->add_option("--baseline", at->baseline);
-  attempt->add_option("--result", at->result);
+  attempt->add_option("--baseline", at->baseline)->check(finite_number());
+  attempt->add_option("--result", at->result)->check(finite_number());
   attempt->add_option("--unit", at->unit, "s (default) or the name of a score");
-  attempt->add_option("--failure-kind", at->failure_kind, "constraint, compile, crash, timeout, runtime, correctness");
+  attempt->add_option("--failure-kind", at->failure_kind, "constraint, compile, crash, timeout, runtime, correctness")
+      ->check(CLI::IsMember({"constraint", "compile", "crash", "timeout", "runtime", "correctness"}));
   attempt->add_option("--explanation", at->explanation);
   attempt->add_option("--unlocks", at->unlocks);
   attempt->add_option("--blocks", at->blocks);
   attempt->add_option("--tags", at->tags, "comma-separated");
-  attempt->add_option("--floor", at->floor, "the physical floor, in the same unit");
+  attempt->add_option("--floor", at->floor, "the physical floor, in the same unit")->check(finite_number());
   attempt->callback([at, &exit_code] { exit_code = guarded([&] { return attempt_command(*at); }); });
 
   auto li = std::make_shared<LinkArgs>();
   auto* link = app.add_subcommand("link", "Link two attempts");
   link->add_option("--worklog", li->worklog)->required()->check(CLI::ExistingFile);
-  link->add_option("--from", li->from)->required();
-  link->add_option("--to", li->to)->required();
-  link->add_option("--kind", li->kind, "enables, blocks, similar, contradicts, supports, refines")->required();
+  link->add_option("--from", li->from)->required()->check(positive_id());
+  link->add_option("--to", li->to)->required()->check(positive_id());
+  link->add_option("--kind", li->kind, "enables, blocks, similar, contradicts, supports, refines")
+      ->required()
+      ->check(CLI::IsMember({"enables", "blocks", "similar", "contradicts", "supports", "refines"}));
   link->add_option("--note", li->note);
   link->callback([li, &exit_code] { exit_code = guarded([&] { return link_command(*li); }); });
 
   auto re = std::make_shared<ReportArgs>();
   auto* report = app.add_subcommand("report", "Markdown: tuning records (winner, floor, ratio) and a session's journey");
   report->add_option("--worklog", re->worklog)->check(CLI::ExistingFile);
-  report->add_option("--session", re->session, "session id (default: the latest)");
+  report->add_option("--session", re->session, "session id (default: the latest)")->check(positive_id());
   report->add_option("--kernel", re->kernel, "the latest session of this kernel");
   report->add_option("--record", re->records, "tuning record(s) to tabulate")->check(CLI::ExistingFile);
-  report->callback([re, &exit_code] { exit_code = guarded([&] { return report_command(*re); }); });
+  report->callback([re, &exit_code] {
+    if (re->worklog.empty() && re->records.empty()) throw CLI::RequiredError("--worklog or --record");
+    exit_code = guarded([&] { return report_command(*re); });
+  });
 }
 
 }  // namespace kiln::cli
