@@ -27,7 +27,7 @@ struct ReplayArgs {
 int replay(const ReplayArgs& a) {
   try {
     tuner::Manifest m = tuner::load_manifest(a.manifest);
-    auto log = worklog::Worklog::open(a.worklog, worklog::OpenMode::existing);
+    auto log = worklog::Worklog::open(a.worklog, worklog::OpenMode::read_only);
     auto scores = tuner::recorded_scores(log, m);
     if (scores.size() != m.variants.size()) {
       throw std::runtime_error("the worklog holds results for " + std::to_string(scores.size()) + " of " +

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "usage.hpp"
 #include "kiln/worklog/markdown.hpp"
+#include "kiln/text.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "record.hpp"
 #include "report.hpp"
@@ -18,6 +19,7 @@ namespace kiln::cli {
 namespace {
 
 using namespace kiln::worklog;
+using kiln::escape_controls;
 
 struct LogArgs {
   std::string worklog, kernel, verdict, tag, author, search;
@@ -78,7 +80,7 @@ nlohmann::ordered_json to_json(const Attempt& a) {
 }
 
 int log_command(const LogArgs& a) {
-  auto log = Worklog::open(a.worklog, OpenMode::existing);
+  auto log = Worklog::open(a.worklog, OpenMode::read_only);
   AttemptFilter f;
   if (!a.kernel.empty()) f.kernel = a.kernel;
   if (!a.verdict.empty()) f.verdict = parse_verdict(a.verdict);
@@ -90,7 +92,8 @@ int log_command(const LogArgs& a) {
   if (a.json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& at : attempts) all.push_back(to_json(at));
-    std::cout << all.dump(2) << "\n";
+    // Text that is not UTF-8 becomes U+FFFD: one bad attempt cannot make the output invalid JSON.
+    std::cout << all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     return 0;
   }
   for (const auto& at : attempts) {
@@ -98,11 +101,14 @@ int log_command(const LogArgs& a) {
     if (at.delta_pct) std::snprintf(delta, sizeof delta, " (%+.1f%%)", *at.delta_pct);
     std::cout << "#" << at.id << " " << to_string(at.verdict);
     if (at.failure_kind) std::cout << "/" << to_string(*at.failure_kind);
-    std::cout << "  " << at.kernel << "  " << at.variant.value_or("-") << "  " << number(at.result, at.unit) << delta
-              << "\n    change: " << at.change << "\n    " << at.explanation << "\n";
+    // Worklog text is escaped: a newline in it cannot forge a line, nor an escape sequence reach
+    // the terminal.
+    std::cout << "  " << escape_controls(at.kernel) << "  " << escape_controls(at.variant.value_or("-")) << "  "
+              << number(at.result, escape_controls(at.unit)) << delta << "\n    change: " << escape_controls(at.change)
+              << "\n    " << escape_controls(at.explanation) << "\n";
     for (const auto& link : log.links_of(at.id)) {
       std::cout << "    link: #" << link.from_attempt << " " << to_string(link.kind) << " #" << link.to_attempt
-                << (link.note.empty() ? "" : " (" + link.note + ")") << "\n";
+                << (link.note.empty() ? "" : " (" + escape_controls(link.note) + ")") << "\n";
     }
   }
   std::cout << attempts.size() << " attempt" << (attempts.size() == 1 ? "" : "s") << "\n";
@@ -140,8 +146,8 @@ int link_command(const LinkArgs& a) {
 
 int report_command(const ReportArgs& a) {
   for (const auto& r : a.records) std::cout << tuner::record_markdown(tuner::load_record(r)) << "\n";
-  if (a.worklog.empty()) return a.records.empty() ? 1 : 0;
-  auto log = Worklog::open(a.worklog, OpenMode::existing);
+  if (a.worklog.empty()) return 0;
+  auto log = Worklog::open(a.worklog, OpenMode::read_only);
   std::int64_t session = a.session;
   if (session == 0) {
     for (const auto& s : log.sessions()) {

@@ -36,6 +36,7 @@
 #include "kiln/gen/expr.hpp"
 #include "kiln/gen/json_reader.hpp"
 #include "kiln/gen/space.hpp"
+#include "kiln/text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -246,7 +247,7 @@ class Fuzzer {
     if (message.rfind(std::string(kLabel) + ":", 0) != 0) return "a message that does not start with the file: " + message;
     if (message.find('\n') != std::string::npos) return "a message of more than one line: " + message;
     for (std::size_t i = 0; i < message.size();) {
-      const std::size_t n = kiln::gen::utf8_sequence_length(std::string_view(message).substr(i));
+      const std::size_t n = kiln::utf8_sequence_length(std::string_view(message).substr(i));
       if (n == 0 || static_cast<unsigned char>(message[i]) < 0x20 || message[i] == 0x7f) {
         return "a message with a control character or a byte that is not UTF-8 at byte " + std::to_string(i);
       }

@@ -10,13 +10,19 @@
 namespace kiln::worklog {
 
 Worklog Worklog::open(const std::filesystem::path& path, OpenMode mode) {
-  if (mode == OpenMode::existing) {
+  if (mode != OpenMode::create_if_missing) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) {
       throw Error(path.string() + ": no such worklog");
     }
   }
   sqlite::OpenOptions options;
+  if (mode == OpenMode::read_only) {
+    options.read_only = true;
+    sqlite::Database db(path, options);
+    schema::check_readable(db);
+    return Worklog(std::move(db));
+  }
   options.create = mode == OpenMode::create_if_missing;
   options.wal = false;  // schema::prepare switches to WAL once it knows the file is ours
   sqlite::Database db(path, options);

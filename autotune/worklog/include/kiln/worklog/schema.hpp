@@ -35,4 +35,9 @@ std::int32_t application_id(const sqlite::Database& db);
 // processes open the same new file at once: each step re-reads the version under the write lock.
 void prepare(const sqlite::Database& db, std::span<const Migration> steps = migrations());
 
+// For a connection that only reads: throws kiln::Error unless `db` is a Kiln worklog at the last
+// version of `steps` (an empty file, any other file, an older or a newer version are refused).
+// Changes nothing.
+void check_readable(const sqlite::Database& db, std::span<const Migration> steps = migrations());
+
 }  // namespace kiln::worklog::schema

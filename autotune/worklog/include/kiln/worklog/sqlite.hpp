@@ -41,6 +41,13 @@ struct OpenOptions {
   // Switch the file to write-ahead logging (and synchronous=NORMAL) at open. Leave false to
   // inspect a file before changing it; set_wal_journal() does it later.
   bool wal = true;
+  // Open for reading only, and write nothing at all: no schema, no journal mode, no `-wal` or
+  // `-shm` file created. When the file has a `-wal` beside it (a writer is active, or one was
+  // killed) SQLite reads it read-only (`mode=ro`, through the existing `-shm`); without one the
+  // database file alone is complete and is opened `immutable=1`, which needs no lock file. A
+  // writer that starts during such a read can make it fail; it never corrupts anything.
+  // Ignores create and wal.
+  bool read_only = false;
 };
 
 class Statement;
