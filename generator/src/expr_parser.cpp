@@ -335,7 +335,7 @@ Expr Expr::parse(std::string text) {
   if (text.size() > kMaxExpressionBytes) {
     throw ExprError("expression is " + std::to_string(text.size()) + " bytes, longer than the " +
                         std::to_string(kMaxExpressionBytes) + " allowed",
-                    text.substr(0, 40) + "...", 1);
+                    text, 1);
   }
   std::vector<Token> tokens = Lexer(text).tokens();
   Node root = Parser(text, std::move(tokens)).parse_all();

@@ -1,5 +1,7 @@
 #include "kiln/gen/json_reader.hpp"
 
+#include "kiln/text.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -225,57 +227,8 @@ JsonFile parse_json_text(std::string label, std::string bytes) {
 }
 
 void fail_at(const std::string& label, const std::string& pointer, const std::string& what) {
-  if (pointer.empty()) throw GeneratorError(printable(label + ": " + what));
-  throw GeneratorError(printable(label + ": " + pointer + ": " + what));
-}
-
-std::string printable(std::string_view text) {
-  static const char* const hex = "0123456789abcdef";
-  std::string out;
-  out.reserve(text.size());
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    const std::size_t length = utf8_sequence_length(text.substr(i));
-    if (byte >= 0x20 && byte != 0x7f && length > 0) {
-      out.append(text.substr(i, length));
-      i += length;
-      continue;
-    }
-    out += byte < 0x20 || byte == 0x7f ? "\\u00" : "\\x";
-    out += hex[byte >> 4];
-    out += hex[byte & 0xf];
-    ++i;
-  }
-  return out;
-}
-
-std::size_t utf8_sequence_length(std::string_view text) {
-  if (text.empty()) return 0;
-  const auto b0 = static_cast<unsigned char>(text[0]);
-  if (b0 < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned min = 0;
-  if (b0 >= 0xc2 && b0 <= 0xdf) {
-    length = 2, min = 0x80;
-  } else if (b0 >= 0xe0 && b0 <= 0xef) {
-    length = 3, min = 0x800;
-  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-    length = 4, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (text.size() < length) return 0;
-  unsigned code = b0 & (0x7f >> length);
-  for (std::size_t k = 1; k < length; ++k) {
-    const auto b = static_cast<unsigned char>(text[k]);
-    if ((b & 0xc0) != 0x80) return 0;
-    code = (code << 6) | (b & 0x3f);
-  }
-  // Overlong forms, UTF-16 surrogates, beyond U+10FFFF; C1 controls (U+0080-U+009F) are
-  // terminal controls too.
-  if (code < min || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff || (code >= 0x80 && code <= 0x9f)) return 0;
-  return length;
+  if (pointer.empty()) throw GeneratorError(escape_controls(label + ": " + what));
+  throw GeneratorError(escape_controls(label + ": " + pointer + ": " + what));
 }
 
 std::string pointer_append(const std::string& pointer, std::string_view key) {
@@ -397,7 +350,7 @@ const std::string& JsonNode::string() const {
 
 const std::string& JsonNode::identifier() const {
   if (value_->is_string() && value_->get_ref<const std::string&>().size() > kMaxIdentifierBytes) {
-    fail("an identifier of " + std::to_string(value_->get_ref<const std::string&>().size()) +
+    fail("a name of " + std::to_string(value_->get_ref<const std::string&>().size()) +
          " bytes, longer than the " + std::to_string(kMaxIdentifierBytes) + " allowed");
   }
   if (!value_->is_string() || !is_identifier(value_->get_ref<const std::string&>())) {

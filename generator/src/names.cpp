@@ -66,10 +66,10 @@ void check_identifier_length(const JsonNode& at, const std::string& name) {
 void check_name(const JsonNode& at, const std::string& name, const std::string& what) {
   check_identifier_length(at, name);
   if (!is_identifier(name)) at.fail("a " + what + " name must be an identifier ([A-Za-z_][A-Za-z0-9_]*)");
-  if (is_cpp_keyword(name)) at.fail("'" + name + "' is a C++ keyword or standard macro and cannot name a " + what);
+  if (is_cpp_keyword(name)) at.fail("'" + name + "' is a C++ keyword or standard macro and cannot be a " + what + " name");
   if (is_reserved_identifier(name)) {
     at.fail("'" + name + "' is reserved in C++ (a name containing '__' or starting with '_' and a capital letter) "
-            "and cannot name a " + what);
+            "and cannot be a " + what + " name");
   }
 }
 

@@ -42,16 +42,9 @@ JsonFile read_json_file(const std::filesystem::path& path);
 // The same checks on bytes already in memory; `label` names them in messages.
 JsonFile parse_json_text(std::string label, std::string bytes);
 
-// "<label>: <what>", or "<label>: <pointer>: <what>" when pointer is not empty; printable() makes
-// the message one line of valid UTF-8 whatever the file's name or content.
+// "<label>: <what>", or "<label>: <pointer>: <what>" when pointer is not empty, passed through
+// kiln::escape_controls: one line of valid UTF-8 whatever the file's name or content.
 [[noreturn]] void fail_at(const std::string& label, const std::string& pointer, const std::string& what);
-
-// `text` with control characters (C0, DEL, C1) written `\u00XX` and bytes that are not UTF-8
-// written `\xXX`.
-std::string printable(std::string_view text);
-
-// The length of the valid UTF-8 sequence (not a C1 control) that starts `text`, or 0.
-std::size_t utf8_sequence_length(std::string_view text);
 
 // RFC 6901: `~` becomes `~0` and `/` becomes `~1`.
 std::string pointer_append(const std::string& pointer, std::string_view key);
