@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "compile.hpp"
 #include "evaluate.hpp"
+#include "usage.hpp"
 #include "header.hpp"
 #include "kiln/gen/generate.hpp"
 #include "manifest.hpp"
@@ -84,7 +85,7 @@ void add_build_commands(CLI::App& app, int& exit_code) {
   auto* g = app.add_subcommand("generate", "Validate a space file and write one source per feasible variant");
   g->add_option("--space", gen->space, "space file (JSON)")->required()->check(CLI::ExistingFile);
   g->add_option("--target", gen->target, "device file (presets/devices/*.json)")->required()->check(CLI::ExistingFile);
-  g->add_option("--out", gen->out, "output directory")->required();
+  g->add_option("--out", gen->out, "output directory")->required()->check(non_empty_path());
   g->callback([gen, &exit_code] { exit_code = gen::generate_command(gen->space, gen->target, gen->out, std::cout, std::cerr); });
 
   auto capture_args = std::make_shared<CaptureArgs>();
@@ -113,7 +114,7 @@ void add_build_commands(CLI::App& app, int& exit_code) {
   h->add_option("--manifest", header_args->manifest, "manifest.json from kiln generate")->required()->check(CLI::ExistingFile);
   h->add_option("--record", header_args->record, "tuning record; without one every bucket uses the default")
       ->check(CLI::ExistingFile);
-  h->add_option("--out", header_args->out, "header to write")->required();
+  h->add_option("--out", header_args->out, "header to write")->required()->check(non_empty_path());
   h->callback([header_args, &exit_code] { exit_code = header(*header_args); });
 }
 

@@ -3,9 +3,10 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "usage.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"kiln: build-time autotuning for CUDA and CPU kernels"};
+  CLI::App app{"kiln: build-time autotuning for CUDA and CPU kernels", "kiln"};
   app.require_subcommand(1);
   app.set_version_flag("--version", KILN_VERSION);
   int exit_code = 0;
@@ -15,7 +16,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << kiln::cli::usage_message(app, e) << "\n";
+    return kiln::cli::kUsageExitCode;
   } catch (const std::exception& e) {
     std::cerr << "kiln: error: " << e.what() << "\n";
     return 1;

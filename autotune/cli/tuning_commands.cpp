@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "usage.hpp"
 #include "evaluate.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "manifest.hpp"
@@ -45,7 +46,7 @@ std::string strategy_help() {
 int replay(const ReplayArgs& a) {
   try {
     tuner::Manifest m = tuner::load_manifest(a.manifest);
-    auto log = worklog::Worklog::open(a.worklog, worklog::OpenMode::existing);
+    auto log = worklog::Worklog::open(a.worklog, worklog::OpenMode::read_only);
     auto scores = tuner::recorded_scores(log, m);
     if (scores.size() != m.variants.size()) {
       throw std::runtime_error("the worklog holds results for " + std::to_string(scores.size()) + " of " +
@@ -100,8 +101,8 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   auto budget = std::make_shared<std::size_t>(0);
   tune->add_option("--strategy", t->strategy, strategy_help())->check(CLI::IsMember(tuner::strategy_names()));
   tune->add_option("--strategy-option", *strategy_assignments, "key=value, an option of the strategy (repeatable)");
-  tune->add_option("--budget", *budget, "shorthand for --strategy-option budget=N (0: the strategy's default)");
-  tune->add_option("--seed", t->seed, "random seed (default: from the clock)");
+  tune->add_option("--budget", *budget, "shorthand for --strategy-option budget=N (0: the strategy's default)")->check(count());
+  tune->add_option("--seed", t->seed, "random seed (default: from the clock)")->check(count());
   tune->add_option("--repetitions", t->repetitions, "timed repetitions per problem (median)")->check(CLI::Range(1, 1000));
   tune->add_option("--checks", t->checks_per_problem, "validations per problem, each on fresh inputs")->check(CLI::Range(1, 100));
   tune->add_option("--timeout", *timeout,
@@ -186,8 +187,8 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   rep->add_option("--manifest", r->manifest)->required()->check(CLI::ExistingFile);
   rep->add_option("--strategy", r->strategy, strategy_help())->check(CLI::IsMember(tuner::strategy_names()));
   rep->add_option("--strategy-option", r->options, "key=value, an option of the strategy (repeatable)");
-  rep->add_option("--budget", r->budget, "shorthand for --strategy-option budget=N");
-  rep->add_option("--seed", r->seed);
+  rep->add_option("--budget", r->budget, "shorthand for --strategy-option budget=N")->check(count());
+  rep->add_option("--seed", r->seed)->check(count());
   rep->callback([r, &exit_code] { exit_code = replay(*r); });
 }
 

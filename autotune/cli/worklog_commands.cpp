@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "usage.hpp"
 #include "kiln/worklog/markdown.hpp"
 #include "kiln/worklog/sessions.hpp"
+#include "kiln/text.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "record.hpp"
 #include "report.hpp"
@@ -19,6 +21,7 @@ namespace kiln::cli {
 namespace {
 
 using namespace kiln::worklog;
+using kiln::escape_controls;
 
 struct LogArgs {
   std::string worklog, kernel, verdict, tag, author, search;
@@ -97,7 +100,7 @@ std::string retry_line(const Worklog& log, const Attempt& at) {
 }
 
 int log_command(const LogArgs& a) {
-  auto log = Worklog::open(a.worklog, OpenMode::existing);
+  auto log = Worklog::open(a.worklog, OpenMode::read_only);
   AttemptFilter f;
   if (!a.kernel.empty()) f.kernel = a.kernel;
   if (!a.verdict.empty()) f.verdict = parse_verdict(a.verdict);
@@ -109,7 +112,8 @@ int log_command(const LogArgs& a) {
   if (a.json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& at : attempts) all.push_back(to_json(at));
-    std::cout << all.dump(2) << "\n";
+    // Text that is not UTF-8 becomes U+FFFD: one bad attempt cannot make the output invalid JSON.
+    std::cout << all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     return 0;
   }
   for (const auto& at : attempts) {
@@ -117,12 +121,15 @@ int log_command(const LogArgs& a) {
     if (at.delta_pct) std::snprintf(delta, sizeof delta, " (%+.1f%%)", *at.delta_pct);
     std::cout << "#" << at.id << " " << to_string(at.verdict);
     if (at.failure_kind) std::cout << "/" << to_string(*at.failure_kind);
-    std::cout << "  " << at.kernel << "  " << at.variant.value_or("-") << "  " << number(at.result, at.unit) << delta
-              << "\n    change: " << at.change << "\n    " << at.explanation << "\n";
-    if (std::string retry = retry_line(log, at); !retry.empty()) std::cout << "    retry: " << retry << "\n";
+    // Worklog text is escaped: a newline in it cannot forge a line, nor an escape sequence reach
+    // the terminal.
+    std::cout << "  " << escape_controls(at.kernel) << "  " << escape_controls(at.variant.value_or("-")) << "  "
+              << number(at.result, escape_controls(at.unit)) << delta << "\n    change: " << escape_controls(at.change)
+              << "\n    " << escape_controls(at.explanation) << "\n";
+    if (std::string retry = retry_line(log, at); !retry.empty()) std::cout << "    retry: " << escape_controls(retry) << "\n";
     for (const auto& link : log.links_of(at.id)) {
       std::cout << "    link: #" << link.from_attempt << " " << to_string(link.kind) << " #" << link.to_attempt
-                << (link.note.empty() ? "" : " (" + link.note + ")") << "\n";
+                << (link.note.empty() ? "" : " (" + escape_controls(link.note) + ")") << "\n";
     }
   }
   std::cout << attempts.size() << " attempt" << (attempts.size() == 1 ? "" : "s") << "\n";
@@ -160,8 +167,8 @@ int link_command(const LinkArgs& a) {
 
 int report_command(const ReportArgs& a) {
   for (const auto& r : a.records) std::cout << tuner::record_markdown(tuner::load_record(r)) << "\n";
-  if (a.worklog.empty()) return a.records.empty() ? 1 : 0;
-  auto log = Worklog::open(a.worklog, OpenMode::existing);
+  if (a.worklog.empty()) return 0;
+  auto log = Worklog::open(a.worklog, OpenMode::read_only);
   std::int64_t session = a.session;
   if (session == 0) {
     // A resumed run that took every measurement from the cache records no attempt: the report
@@ -178,7 +185,7 @@ int report_command(const ReportArgs& a) {
 }
 
 int sessions_command(const SessionsArgs& a) {
-  auto log = Worklog::open(a.worklog, OpenMode::existing);
+  auto log = Worklog::open(a.worklog, OpenMode::read_only);
   const auto sessions = session_summaries(log, a.kernel);
   if (!a.json) {
     std::cout << sessions_markdown(sessions);
@@ -193,6 +200,11 @@ int sessions_command(const SessionsArgs& a) {
   }
   std::cout << out.dump(2) << "\n";
   return 0;
+}
+
+const CLI::Validator& verdicts() {
+  static const CLI::Validator validator = CLI::IsMember({"keep", "revert", "invalid", "failed"});
+  return validator;
 }
 
 template <class F>
@@ -212,10 +224,10 @@ void add_worklog_commands(CLI::App& app, int& exit_code) {
   auto* log = app.add_subcommand("log", "List attempts, filtered by kernel, verdict, tag, author, session or text");
   log->add_option("--worklog", l->worklog)->required()->check(CLI::ExistingFile);
   log->add_option("--kernel", l->kernel);
-  log->add_option("--verdict", l->verdict, "keep, revert, invalid or failed");
+  log->add_option("--verdict", l->verdict, "keep, revert, invalid or failed")->check(verdicts());
   log->add_option("--tag", l->tag);
-  log->add_option("--author", l->author, "kiln or person");
-  log->add_option("--session", l->session);
+  log->add_option("--author", l->author, "kiln or person")->check(CLI::IsMember({"kiln", "person"}));
+  log->add_option("--session", l->session)->check(positive_id());
   log->add_option("--search", l->search, "full-text query over hypothesis, change, explanation, tags, variant");
   log->add_flag("--json", l->json, "print JSON");
   log->callback([l, &exit_code] { exit_code = guarded([&] { return log_command(*l); }); });
@@ -226,36 +238,42 @@ void add_worklog_commands(CLI::App& app, int& exit_code) {
   attempt->add_option("--kernel", at->kernel)->required();
   attempt->add_option("--hypothesis", at->hypothesis, "why it should help")->required();
   attempt->add_option("--change", at->change, "what was changed")->required();
-  attempt->add_option("--verdict", at->verdict, "keep, revert, invalid or failed")->required();
+  attempt->add_option("--verdict", at->verdict, "keep, revert, invalid or failed")->required()->check(verdicts());
   attempt->add_option("--variant", at->variant);
   attempt->add_option("--problem", at->problem);
-  attempt->add_option("--baseline", at->baseline);
-  attempt->add_option("--result", at->result);
+  attempt->add_option("--baseline", at->baseline)->check(finite_number());
+  attempt->add_option("--result", at->result)->check(finite_number());
   attempt->add_option("--unit", at->unit, "s (default) or the name of a score");
-  attempt->add_option("--failure-kind", at->failure_kind, "constraint, compile, crash, timeout, runtime, correctness");
+  attempt->add_option("--failure-kind", at->failure_kind, "constraint, compile, crash, timeout, runtime, correctness")
+      ->check(CLI::IsMember({"constraint", "compile", "crash", "timeout", "runtime", "correctness"}));
   attempt->add_option("--explanation", at->explanation);
   attempt->add_option("--unlocks", at->unlocks);
   attempt->add_option("--blocks", at->blocks);
   attempt->add_option("--tags", at->tags, "comma-separated");
-  attempt->add_option("--floor", at->floor, "the physical floor, in the same unit");
+  attempt->add_option("--floor", at->floor, "the physical floor, in the same unit")->check(finite_number());
   attempt->callback([at, &exit_code] { exit_code = guarded([&] { return attempt_command(*at); }); });
 
   auto li = std::make_shared<LinkArgs>();
   auto* link = app.add_subcommand("link", "Link two attempts");
   link->add_option("--worklog", li->worklog)->required()->check(CLI::ExistingFile);
-  link->add_option("--from", li->from)->required();
-  link->add_option("--to", li->to)->required();
-  link->add_option("--kind", li->kind, "enables, blocks, similar, contradicts, supports, refines")->required();
+  link->add_option("--from", li->from)->required()->check(positive_id());
+  link->add_option("--to", li->to)->required()->check(positive_id());
+  link->add_option("--kind", li->kind, "enables, blocks, similar, contradicts, supports, refines")
+      ->required()
+      ->check(CLI::IsMember({"enables", "blocks", "similar", "contradicts", "supports", "refines"}));
   link->add_option("--note", li->note);
   link->callback([li, &exit_code] { exit_code = guarded([&] { return link_command(*li); }); });
 
   auto re = std::make_shared<ReportArgs>();
   auto* report = app.add_subcommand("report", "Markdown: tuning records (winner, floor, ratio) and a session's journey");
   report->add_option("--worklog", re->worklog)->check(CLI::ExistingFile);
-  report->add_option("--session", re->session, "session id (default: the latest)");
+  report->add_option("--session", re->session, "session id (default: the latest)")->check(positive_id());
   report->add_option("--kernel", re->kernel, "the latest session of this kernel");
   report->add_option("--record", re->records, "tuning record(s) to tabulate")->check(CLI::ExistingFile);
-  report->callback([re, &exit_code] { exit_code = guarded([&] { return report_command(*re); }); });
+  report->callback([re, &exit_code] {
+    if (re->worklog.empty() && re->records.empty()) throw CLI::RequiredError("--worklog or --record");
+    exit_code = guarded([&] { return report_command(*re); });
+  });
 
   auto se = std::make_shared<SessionsArgs>();
   auto* sessions = app.add_subcommand("sessions", "List the tuning sessions of a worklog and what each recorded");

@@ -11,14 +11,6 @@ std::string value_text(const Value& v) {
   return std::to_string(std::get<std::int64_t>(v));
 }
 
-// Digits of an integer for a name: `-` is not an identifier character, so -3 is written m3.
-std::string name_part(const Value& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  const std::int64_t i = std::get<std::int64_t>(v);
-  if (i >= 0) return std::to_string(i);
-  return "m" + std::to_string(0 - static_cast<std::uint64_t>(i));
-}
-
 std::string combination_text(const Space& space, const std::vector<Value>& params) {
   std::string out;
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -41,6 +33,10 @@ std::uint64_t count_combinations(const Space& space) {
                 " combinations of parameter values, more than the " + std::to_string(kMaxCombinations) +
                 " the generator enumerates");
   }
+  std::uint64_t nodes = 1;  // the odometer's own step
+  for (const Derived& d : space.derived) nodes += d.expr.node_count();
+  for (const Constraint& c : space.constraints) nodes += c.expr.node_count();
+  check_evaluation_cost(space.label, "/parameters", total, nodes, "combinations");
   return total;
 }
 
@@ -114,9 +110,17 @@ std::string describe_constraint(const Constraint& c) {
 
 }  // namespace
 
+// Digits of an integer for a name: `-` is not an identifier character, so -3 is written m3.
+std::string variant_name_part(const Value& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  const std::int64_t i = std::get<std::int64_t>(v);
+  if (i >= 0) return std::to_string(i);
+  return "m" + std::to_string(0 - static_cast<std::uint64_t>(i));
+}
+
 std::string variant_name(const Space& space, const std::vector<Value>& params) {
   std::string out = space.kernel + "_";
-  for (std::size_t i = 0; i < params.size(); ++i) out += "_" + space.parameters[i].name + name_part(params[i]);
+  for (std::size_t i = 0; i < params.size(); ++i) out += "_" + space.parameters[i].name + variant_name_part(params[i]);
   return out;
 }
 
@@ -130,6 +134,8 @@ Enumeration enumerate_variants(const Space& space, const Target& target) {
   std::size_t default_violation = space.constraints.size();
 
   CombinationChecker checker(space, target);
+  const auto limit = static_cast<std::uint64_t>(space.tuning.max_variants);
+  std::uint64_t feasible = 0;
   std::vector<std::size_t> digits(space.parameters.size(), 0);
   do {
     std::vector<Value> params = values_at(space, digits);
@@ -140,7 +146,9 @@ Enumeration enumerate_variants(const Space& space, const Target& target) {
     }
     if (violated < space.constraints.size()) {
       ++result.pruned[violated];
-    } else {
+    } else if (++feasible <= limit) {
+      // Beyond tuning.max_variants only the count is kept: the space is refused below, and a
+      // million names would cost memory for nothing.
       std::string name = variant_name(space, params);
       result.variants.push_back(Variant{std::move(name), std::move(params)});
     }
@@ -157,9 +165,9 @@ Enumeration enumerate_variants(const Space& space, const Target& target) {
             "the default variant " + variant_name(space, values_at(space, defaults)) + " violates " +
                 describe_constraint(space.constraints[default_violation]));
   }
-  if (result.variants.size() > static_cast<std::uint64_t>(space.tuning.max_variants)) {
+  if (feasible > limit) {
     fail_at(space.label, "",
-            std::to_string(result.variants.size()) + " feasible variants, more than tuning.max_variants (" +
+            std::to_string(feasible) + " feasible variants, more than tuning.max_variants (" +
                 std::to_string(space.tuning.max_variants) + ")");
   }
   check_unique_names(space, result.variants);

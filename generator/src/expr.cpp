@@ -9,11 +9,15 @@ namespace kiln::gen {
 namespace {
 
 // The expression text is quoted as JSON would quote it, so that a stray quote or a control
-// character cannot break the one-line error message.
+// character cannot break the one-line error message (bytes that are not UTF-8 are escaped with
+// the rest of the message, by fail_at).
+// A long text is quoted up to kQuotedBytes bytes, then "...": the message stays readable.
+constexpr std::size_t kQuotedBytes = 120;
+
 std::string quoted(const std::string& text) {
   static const char* const hex = "0123456789abcdef";
   std::string out = "\"";
-  for (char c : text) {
+  for (char c : text.substr(0, kQuotedBytes)) {
     const auto byte = static_cast<unsigned char>(c);
     if (c == '"' || c == '\\') {
       out += '\\';
@@ -26,7 +30,7 @@ std::string quoted(const std::string& text) {
       out += c;
     }
   }
-  return out + "\"";
+  return out + (text.size() > kQuotedBytes ? "...\"" : "\"");
 }
 
 void collect_names(const Node& node, std::vector<std::string>& out) {
@@ -36,7 +40,15 @@ void collect_names(const Node& node, std::vector<std::string>& out) {
   for (const Node& arg : node.args) collect_names(arg, out);
 }
 
+std::size_t count_nodes(const Node& node) {
+  std::size_t count = 1;
+  for (const Node& arg : node.args) count += count_nodes(arg);
+  return count;
+}
+
 }  // namespace
+
+std::size_t Expr::node_count() const { return count_nodes(root_); }
 
 ExprError::ExprError(std::string detail, std::string text, int column)
     : std::runtime_error(detail + " in " + quoted(text) + " (column " + std::to_string(column) + ")"),

@@ -1,7 +1,11 @@
 // Tokenizer and precedence-climbing parser of the expression language.
 //
+// Linear in the length of the text (at most kMaxExpressionBytes), and the tree it builds is at
+// most kMaxExpressionDepth levels tall.
+//
 // Precedence, lowest first (as in C): `?:` (right-associative), `||`, `&&`, `== !=`,
 // `< <= > >=`, `+ -`, `* / %`, unary `- !`.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -135,8 +139,17 @@ constexpr BinaryOp kBinaryOps[] = {
     {"-", Op::subtract, 5},       {"*", Op::multiply, 6},         {"/", Op::divide, 6},
     {"%", Op::modulo, 6}};
 
-// Deep nesting is rejected instead of exhausting the stack on a hostile space file.
-constexpr int kMaxDepth = 256;
+// A syntax tree taller than this is rejected, so that checking, evaluating, printing and
+// destroying it (all recursive) cannot exhaust the stack. Height counts every operator on the
+// path from the root: parentheses, nested calls and also a chain such as `a + b + c` (left-
+// associative, so a chain of n operators is n levels tall).
+constexpr int kMaxDepth = kMaxExpressionDepth;
+
+// A subtree and its height (a leaf is 1).
+struct Parsed {
+  Node node;
+  int height = 1;
+};
 
 class Parser {
  public:
@@ -144,9 +157,9 @@ class Parser {
 
   Node parse_all() {
     if (peek().kind == Tok::end) fail("empty expression", peek().column);
-    Node root = conditional(0);
+    Parsed root = conditional(0);
     if (peek().kind != Tok::end) fail("unexpected " + describe(peek()) + " after a complete expression", peek().column);
-    return root;
+    return std::move(root.node);
   }
 
  private:
@@ -170,23 +183,49 @@ class Parser {
     ++pos_;
   }
 
+  // `depth` bounds the parser's own recursion (nesting seen from the root); the height check in
+  // join() bounds the tree it builds, chains included.
   void enter(int depth, int col) const {
-    if (depth > kMaxDepth) fail("expression nested too deeply", col);
+    if (depth > kMaxDepth) fail(too_deep(), col);
+  }
+
+  static std::string too_deep() {
+    return "expression nested too deeply (more than " + std::to_string(kMaxDepth) +
+           " levels; a chain of n operators counts n)";
+  }
+
+  // A new node over `operands`, moved (never copied: copying the left operand of a long chain at
+  // every operator made parsing quadratic).
+  Parsed join(Node node, std::vector<Parsed>& operands) {
+    int height = 0;
+    node.args.reserve(operands.size());
+    for (Parsed& operand : operands) {
+      height = std::max(height, operand.height);
+      node.args.push_back(std::move(operand.node));
+    }
+    if (height + 1 > kMaxDepth) fail(too_deep(), node.column);
+    return Parsed{std::move(node), height + 1};
+  }
+
+  static Node operator_node(NodeKind kind, int column) {
+    Node node;
+    node.kind = kind;
+    node.column = column;
+    return node;
   }
 
   // condition ? then : else, right-associative; the middle operand is a full expression as in C.
-  Node conditional(int depth) {
+  Parsed conditional(int depth) {
     enter(depth, peek().column);
-    Node cond = binary(1, depth);
+    Parsed cond = binary(1, depth);
     if (peek().kind != Tok::question) return cond;
-    Node node;
-    node.kind = NodeKind::conditional;
-    node.column = take().column;
-    Node then_branch = conditional(depth + 1);
+    Node node = operator_node(NodeKind::conditional, take().column);
+    std::vector<Parsed> operands;
+    operands.push_back(std::move(cond));
+    operands.push_back(conditional(depth + 1));
     expect(Tok::colon, "':' of a conditional expression");
-    Node else_branch = conditional(depth + 1);
-    node.args = {std::move(cond), std::move(then_branch), std::move(else_branch)};
-    return node;
+    operands.push_back(conditional(depth + 1));
+    return join(std::move(node), operands);
   }
 
   static const BinaryOp* binary_op(const Token& t) {
@@ -198,37 +237,35 @@ class Parser {
   }
 
   // Precedence climbing: all binary operators are left-associative.
-  Node binary(int min_precedence, int depth) {
-    Node lhs = unary(depth);
+  Parsed binary(int min_precedence, int depth) {
+    Parsed lhs = unary(depth);
     while (const BinaryOp* b = binary_op(peek())) {
       if (b->precedence < min_precedence) break;
-      const int col = take().column;
-      Node rhs = binary(b->precedence + 1, depth + 1);
-      Node node;
-      node.kind = NodeKind::binary;
+      Node node = operator_node(NodeKind::binary, take().column);
       node.op = b->op;
-      node.column = col;
-      node.args = {std::move(lhs), std::move(rhs)};
-      lhs = std::move(node);
+      std::vector<Parsed> operands;
+      operands.push_back(std::move(lhs));
+      operands.push_back(binary(b->precedence + 1, depth + 1));
+      lhs = join(std::move(node), operands);
     }
     return lhs;
   }
 
-  Node unary(int depth) {
+  Parsed unary(int depth) {
     enter(depth, peek().column);
     const Token& t = peek();
     if (t.kind == Tok::op && (t.text == "-" || t.text == "!")) {
-      Node node;
-      node.kind = NodeKind::unary;
+      Node node = operator_node(NodeKind::unary, t.column);
       node.op = t.text == "-" ? Op::negate : Op::logical_not;
-      node.column = take().column;
-      node.args.push_back(unary(depth + 1));
-      return node;
+      take();
+      std::vector<Parsed> operands;
+      operands.push_back(unary(depth + 1));
+      return join(std::move(node), operands);
     }
     return primary(depth);
   }
 
-  Node primary(int depth) {
+  Parsed primary(int depth) {
     const Token& t = take();
     Node node;
     node.column = t.column;
@@ -236,18 +273,18 @@ class Parser {
       case Tok::integer:
         node.kind = NodeKind::integer;
         node.integer = t.integer;
-        return node;
+        return Parsed{std::move(node), 1};
       case Tok::symbol:
         node.kind = NodeKind::symbol;
         node.text = t.text;
-        return node;
+        return Parsed{std::move(node), 1};
       case Tok::name:
         if (peek().kind == Tok::lparen) return call(t, depth);
         node.kind = NodeKind::name;
         node.text = t.text;
-        return node;
+        return Parsed{std::move(node), 1};
       case Tok::lparen: {
-        Node inner = conditional(depth + 1);
+        Parsed inner = conditional(depth + 1);
         expect(Tok::rparen, "')'");
         return inner;
       }
@@ -256,12 +293,10 @@ class Parser {
     }
   }
 
-  Node call(const Token& name, int depth) {
+  Parsed call(const Token& name, int depth) {
     static constexpr Function kFunctions[] = {Function::min,      Function::max,  Function::ceil_div,
                                               Function::round_up, Function::log2, Function::is_pow2};
-    Node node;
-    node.kind = NodeKind::call;
-    node.column = name.column;
+    Node node = operator_node(NodeKind::call, name.column);
     node.text = name.text;
     bool known = false;
     for (Function f : kFunctions) {
@@ -275,15 +310,16 @@ class Parser {
            name.column);
     }
     expect(Tok::lparen, "'('");
+    std::vector<Parsed> operands;
     if (peek().kind != Tok::rparen) {
-      node.args.push_back(conditional(depth + 1));
+      operands.push_back(conditional(depth + 1));
       while (peek().kind == Tok::comma) {
         ++pos_;
-        node.args.push_back(conditional(depth + 1));
+        operands.push_back(conditional(depth + 1));
       }
     }
     expect(Tok::rparen, "',' or ')'");
-    return node;
+    return join(std::move(node), operands);
   }
 
   const std::string& text_;
@@ -294,6 +330,13 @@ class Parser {
 }  // namespace
 
 Expr Expr::parse(std::string text) {
+  // Checked before tokenizing, so that the cost of any text is bounded; the message quotes only
+  // the start of the text.
+  if (text.size() > kMaxExpressionBytes) {
+    throw ExprError("expression is " + std::to_string(text.size()) + " bytes, longer than the " +
+                        std::to_string(kMaxExpressionBytes) + " allowed",
+                    text, 1);
+  }
   std::vector<Token> tokens = Lexer(text).tokens();
   Node root = Parser(text, std::move(tokens)).parse_all();
   return Expr(std::move(text), std::move(root));

@@ -1,9 +1,15 @@
 #include "kiln/gen/json_reader.hpp"
 
+#include "kiln/text.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <limits>
 #include <set>
@@ -15,13 +21,32 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
+// Reads little more than kMaxJsonBytes (what is over tells a larger file): /dev/zero, a FIFO or a huge
+// file costs a bounded read, never unbounded memory. Opening does not wait for a FIFO's writer.
 std::string read_bytes(const std::filesystem::path& path, const std::string& label) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_at(label, "", std::string("cannot read the file: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail_at(label, "", "cannot read the file");
-  return text.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) fail_at(label, "", std::string("cannot read the file: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) fail_at(label, "", std::string("cannot read the file: ") + std::strerror(errno));
+  if (S_ISDIR(info.st_mode)) fail_at(label, "", "cannot read the file: it is a directory");
+  // Blocking reads again, so that a pipe whose writer is slow is read to its end.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  std::string text;
+  char chunk[65536];
+  while (text.size() <= kMaxJsonBytes) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail_at(label, "", std::string("cannot read the file: ") + std::strerror(errno));
+    }
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  return text;  // parse_json_text refuses it when it is over the limit
 }
 
 // nlohmann reports how many bytes it had read when it found the error; the offending byte is the
@@ -51,7 +76,32 @@ std::string parser_reason(const std::string& what) {
   return bracket == std::string::npos ? what : what.substr(bracket + 2);
 }
 
-// A SAX pass over already-valid JSON that finds the first key repeated within one object.
+// The offset of the first bracket that opens more than kMaxJsonDepth nested containers, or npos.
+// A byte scan, before any parser builds (and later destroys, recursively) a tree that deep.
+std::size_t too_deep_at(const std::string& bytes) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const char c = bytes[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
+// A SAX pass that finds the first syntax error (with the parser's position: numbers out of range
+// such as 1e400 included) and the first key repeated within one object.
 class DuplicateKeyFinder : public nlohmann::json_sax<ordered_json> {
  public:
   std::string duplicate_pointer;
@@ -90,7 +140,14 @@ class DuplicateKeyFinder : public nlohmann::json_sax<ordered_json> {
     frames_.pop_back();
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    error_position = position;
+    error_reason = parser_reason(e.what());
+    return false;
+  }
+
+  std::size_t error_position = 0;
+  std::string error_reason;  // empty when the text is valid JSON
 
  private:
   struct Frame {
@@ -140,25 +197,35 @@ std::string join(std::initializer_list<std::string_view> items) {
 }  // namespace
 
 JsonFile read_json_file(const std::filesystem::path& path) {
+  const std::string label = path.string();
+  return parse_json_text(label, read_bytes(path, label));
+}
+
+JsonFile parse_json_text(std::string label, std::string bytes) {
   JsonFile file;
-  file.label = path.string();
-  file.bytes = read_bytes(path, file.label);
-  try {
-    file.root = ordered_json::parse(file.bytes);
-  } catch (const ordered_json::parse_error& e) {
-    const auto [line, column] = line_and_column(file.bytes, e.byte);
-    throw GeneratorError(file.label + ":" + std::to_string(line) + ":" + std::to_string(column) +
-                         ": malformed JSON: " + parser_reason(e.what()));
+  file.label = std::move(label);
+  file.bytes = std::move(bytes);
+  if (file.bytes.size() > kMaxJsonBytes) {
+    fail_at(file.label, "", "the file is larger than " + std::to_string(kMaxJsonBytes) + " bytes, the most Kiln reads");
+  }
+  auto fail_at_byte = [&](std::size_t bytes_read, const std::string& what) {
+    const auto [line, column] = line_and_column(file.bytes, bytes_read);
+    fail_at(file.label + ":" + std::to_string(line) + ":" + std::to_string(column), "", what);
+  };
+  if (const std::size_t at = too_deep_at(file.bytes); at != std::string::npos) {
+    fail_at_byte(at + 1, "JSON nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
   }
   DuplicateKeyFinder finder;
   ordered_json::sax_parse(file.bytes, &finder);
+  if (!finder.error_reason.empty()) fail_at_byte(finder.error_position, "malformed JSON: " + finder.error_reason);
   if (!finder.duplicate_pointer.empty()) fail_at(file.label, finder.duplicate_pointer, "duplicate key");
+  file.root = ordered_json::parse(file.bytes);
   return file;
 }
 
 void fail_at(const std::string& label, const std::string& pointer, const std::string& what) {
-  if (pointer.empty()) throw GeneratorError(label + ": " + what);
-  throw GeneratorError(label + ": " + pointer + ": " + what);
+  if (pointer.empty()) throw GeneratorError(escape_controls(label + ": " + what));
+  throw GeneratorError(escape_controls(label + ": " + pointer + ": " + what));
 }
 
 std::string pointer_append(const std::string& pointer, std::string_view key) {
@@ -222,6 +289,12 @@ JsonNode JsonNode::operator[](std::string_view key) const {
   return JsonNode(*file_, value_->at(std::string(key)), pointer_append(pointer_, key), std::string(key));
 }
 
+void JsonNode::require_at_most(std::size_t limit, const std::string& what) const {
+  if ((value_->is_object() || value_->is_array()) && value_->size() > limit) {
+    fail(std::to_string(value_->size()) + " " + what + ", more than the " + std::to_string(limit) + " allowed");
+  }
+}
+
 std::vector<JsonNode> JsonNode::members() const {
   require_object();
   std::vector<JsonNode> out;
@@ -273,6 +346,10 @@ const std::string& JsonNode::string() const {
 }
 
 const std::string& JsonNode::identifier() const {
+  if (value_->is_string() && value_->get_ref<const std::string&>().size() > kMaxIdentifierBytes) {
+    fail("a name of " + std::to_string(value_->get_ref<const std::string&>().size()) +
+         " bytes, longer than the " + std::to_string(kMaxIdentifierBytes) + " allowed");
+  }
   if (!value_->is_string() || !is_identifier(value_->get_ref<const std::string&>())) {
     fail("expected an identifier ([A-Za-z_][A-Za-z0-9_]*), got " + describe_json(*value_));
   }

@@ -1,6 +1,8 @@
 // Writing outputs without disturbing the build: a file whose content is unchanged keeps its
 // modification time (Ninja rebuilds nothing), a changed file appears at once through a rename (a
-// reader never sees half a file), and sources of variants no longer in the space are removed.
+// reader never sees half a file), and sources of variants no longer in the space are removed --
+// only those the previous manifest.json lists, so no file Kiln did not write is ever deleted,
+// whatever directory --out names.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -31,8 +33,10 @@ bool has_content(const fs::path& path, const std::string& content) {
   throw GeneratorError(path.string() + ": cannot write: " + why);
 }
 
+fs::path temp_path(const fs::path& path);
+
 void write_atomically(const fs::path& path, const std::string& content) {
-  const fs::path temp = path.parent_path() / ("." + path.filename().string() + kTempSuffix);
+  const fs::path temp = temp_path(path);
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     if (!out) fail_write(temp, std::strerror(errno));
@@ -53,18 +57,63 @@ void write_atomically(const fs::path& path, const std::string& content) {
   }
 }
 
-// What may be removed from out/variants: variant sources and leftovers of interrupted writes.
-// Anything else there is not the generator's to delete.
-bool is_generated_name(const fs::path& name) {
-  const std::string text = name.string();
-  const std::string suffix = kTempSuffix;
-  const bool temp = text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-  return temp || name.extension() == ".cpp" || name.extension() == ".cu";
+// The variant sources the manifest.json already in `out` lists (variants[].source), each a plain
+// file name under variants/. A missing, unreadable or foreign manifest lists none: then nothing is
+// removed.
+std::set<fs::path> previous_sources(const fs::path& out) {
+  std::set<fs::path> sources;
+  std::error_code ec;
+  if (!fs::is_regular_file(out / "manifest.json", ec)) return sources;
+  try {
+    const JsonFile file = read_json_file(out / "manifest.json");
+    const auto& root = file.root;
+    if (!root.is_object() || root.value("kiln_manifest", 0) != 1 || !root.contains("variants") ||
+        !root["variants"].is_array()) {
+      return sources;
+    }
+    for (const auto& variant : root["variants"]) {
+      if (!variant.is_object() || !variant.contains("source") || !variant["source"].is_string()) continue;
+      const fs::path source = variant["source"].get<std::string>();
+      const fs::path name = source.filename();
+      const bool plain = source == fs::path("variants") / name && is_identifier(name.stem().string()) &&
+                         (name.extension() == ".cpp" || name.extension() == ".cu");
+      if (plain) sources.insert(out / source);
+    }
+  } catch (const std::exception&) {
+    return {};
+  }
+  return sources;
+}
+
+fs::path temp_path(const fs::path& path) { return path.parent_path() / ("." + path.filename().string() + kTempSuffix); }
+
+// Removes `path` if it is a regular file; true when it did.
+bool remove_file(const fs::path& path, const char* what) {
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(path, ec))) return false;
+  fs::remove(path, ec);
+  if (ec) throw GeneratorError(path.string() + ": cannot remove " + what + ": " + ec.message());
+  return true;
 }
 
 }  // namespace
 
+void check_output_directory(const fs::path& out) {
+  if (out.empty()) throw GeneratorError("the output directory is an empty path");
+  std::error_code ec;
+  const fs::file_status status = fs::status(out, ec);
+  if (fs::exists(status) && !fs::is_directory(status)) {
+    throw GeneratorError(out.string() + ": the output directory exists and is not a directory");
+  }
+  const fs::file_status variants = fs::status(out / "variants", ec);
+  if (fs::exists(variants) && !fs::is_directory(variants)) {
+    throw GeneratorError((out / "variants").string() + ": exists and is not a directory");
+  }
+}
+
 WriteReport write_outputs(const fs::path& out, const std::vector<OutputFile>& files) {
+  check_output_directory(out);
+  const std::set<fs::path> previous = previous_sources(out);
   WriteReport report;
   std::error_code ec;
   fs::create_directories(out / "variants", ec);
@@ -73,7 +122,7 @@ WriteReport write_outputs(const fs::path& out, const std::vector<OutputFile>& fi
   std::set<fs::path> expected;
   for (const OutputFile& file : files) {
     const fs::path path = out / file.path;
-    expected.insert(path.lexically_normal());
+    expected.insert(path);
     if (has_content(path, file.content)) {
       report.unchanged.push_back(file.path);
       continue;
@@ -82,14 +131,11 @@ WriteReport write_outputs(const fs::path& out, const std::vector<OutputFile>& fi
     report.written.push_back(file.path);
   }
 
-  for (const fs::directory_entry& entry : fs::directory_iterator(out / "variants")) {
-    const fs::path path = entry.path().lexically_normal();
-    if (!entry.is_regular_file() || expected.count(path) != 0 || !is_generated_name(path.filename())) continue;
-    fs::remove(path, ec);
-    if (ec) throw GeneratorError(path.string() + ": cannot remove a stale variant source: " + ec.message());
-    report.removed.push_back(fs::path("variants") / path.filename());
+  for (const fs::path& path : previous) {
+    remove_file(temp_path(path), "a leftover temporary file");
+    if (expected.count(path) != 0) continue;
+    if (remove_file(path, "a stale variant source")) report.removed.push_back(fs::path("variants") / path.filename());
   }
-  std::sort(report.removed.begin(), report.removed.end());  // directory order is arbitrary
   return report;
 }
 

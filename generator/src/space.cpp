@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "kiln/gen/enumerate.hpp"
 #include "kiln/gen/space_sections.hpp"
 #include "kiln/hash.hpp"
 
@@ -52,6 +53,7 @@ std::string value_text(const Value& v) {
 Value parameter_value(const JsonNode& node) {
   if (node.is_integer()) return node.integer();
   if (node.json().is_string() && is_identifier(node.json().get_ref<const std::string&>())) {
+    check_identifier_length(node, node.json().get_ref<const std::string&>());
     return node.json().get<std::string>();
   }
   node.fail("expected an integer or an identifier, got " + describe_json(node.json()));
@@ -72,6 +74,7 @@ Parameter load_parameter(const JsonNode& node) {
   check_name(node, p.name, "parameter");
   if (has_reserved_prefix(p.name)) node.fail("parameter names may not start with 'kiln' (in any letter case)");
 
+  node["values"].require_at_most(kMaxValues, "values");
   const std::vector<JsonNode> values = node["values"].elements();
   if (values.empty()) node["values"].fail("a parameter needs at least one value");
   for (const JsonNode& element : values) {
@@ -103,6 +106,7 @@ Parameter load_parameter(const JsonNode& node) {
 }
 
 void load_parameters(const JsonNode& node, DeclaredNames& declared, NameTable& visible, Space& space) {
+  node.require_at_most(kMaxParameters, "parameters");
   const std::vector<JsonNode> members = node.members();
   if (members.empty()) node.fail("a space needs at least one parameter");
   for (const JsonNode& member : members) {
@@ -121,6 +125,7 @@ void load_parameters(const JsonNode& node, DeclaredNames& declared, NameTable& v
 
 // Each derived name sees the parameters, the limits and the derived names before it.
 void load_derived(const JsonNode& node, DeclaredNames& declared, NameTable& visible, Space& space) {
+  node.require_at_most(kMaxDerived, "derived names");
   for (const JsonNode& member : node.members()) {
     check_name(member, member.key(), "derived");
     declared.declare(member, member.key(), "a derived name");
@@ -131,6 +136,7 @@ void load_derived(const JsonNode& node, DeclaredNames& declared, NameTable& visi
 }
 
 void load_constraints(const JsonNode& node, const NameTable& visible, Space& space) {
+  node.require_at_most(kMaxConstraints, "constraints");
   for (const JsonNode& element : node.elements()) {
     if (element.json().is_object()) {
       element.require_object({"expr", "why"}, {"expr"});
@@ -159,6 +165,23 @@ void load_harness(const JsonNode& node, Space& space) {
   space.harness_workload = workload.string();
   if (!is_qualified_name(space.harness_workload)) {
     workload.fail("expected a qualified C++ class name such as a::b::Workload, got " + describe_json(workload.json()));
+  }
+}
+
+// The longest canonical name any combination could get, checked before enumerating so that no
+// file name is too long half-way through writing.
+void check_variant_name_length(const JsonNode& parameters, const Space& space) {
+  std::size_t longest = space.kernel.size() + 2;
+  for (const Parameter& p : space.parameters) {
+    std::size_t value = 0;
+    for (const Value& v : p.values) value = std::max(value, variant_name_part(v).size());
+    longest += p.name.size() + value + 1;
+  }
+  --longest;  // no '_' after the last parameter
+  if (longest > kMaxVariantNameBytes) {
+    parameters.fail("variant names of up to " + std::to_string(longest) + " bytes (kernel, parameter names and " +
+                    "values), longer than the " + std::to_string(kMaxVariantNameBytes) +
+                    " allowed (they become file names)");
   }
 }
 
@@ -215,16 +238,33 @@ Expr load_expression(const Space& space, const JsonNode& node, const NameTable& 
 
 }  // namespace sections
 
+void check_evaluation_cost(const std::string& label, const std::string& pointer, std::uint64_t count,
+                           std::uint64_t nodes, const std::string& what) {
+  std::uint64_t cost = 0;
+  if (__builtin_mul_overflow(count, nodes, &cost) || cost > kMaxEvaluatedNodes) {
+    fail_at(label, pointer,
+            std::to_string(count) + " " + what + " times " + std::to_string(nodes) +
+                " expression nodes is more evaluation than the " + std::to_string(kMaxEvaluatedNodes) +
+                " nodes the generator does");
+  }
+}
+
 void fail_expr(const Space& space, const std::string& pointer, const ExprError& error, const std::string& context) {
   fail_at(space.label, pointer, context.empty() ? error.what() : std::string(error.what()) + " for " + context);
 }
 
 Space load_space(const std::filesystem::path& file, const Target& target) {
-  const JsonFile json = read_json_file(file);
+  return load_space(read_json_file(file), file, target);
+}
+
+Space load_space(const JsonFile& json, const std::filesystem::path& file, const Target& target) {
   const JsonNode root = JsonNode::root(json);
   if (!root.json().is_object()) root.fail("expected a space object at the top level, got " + describe_json(json.root));
   check_version(root);
-  root.require_object({"kiln_space", "kernel", "backend", "description", "harness", "parameters", "derived",
+  // "$schema" names the JSON Schema editors check the file against (generator/space.schema.json);
+  // the generator checks the file itself and only requires the key to be a string.
+  if (root.has("$schema")) root["$schema"].string();
+  root.require_object({"$schema", "kiln_space", "kernel", "backend", "description", "harness", "parameters", "derived",
                        "constraints", "problem", "problems", "checks", "buckets", "tolerance", "tuning"},
                       {"kernel", "backend", "harness", "parameters", "problem", "problems", "buckets"});
 
@@ -233,6 +273,7 @@ Space load_space(const std::filesystem::path& file, const Target& target) {
   space.file = file;
   space.hash = fnv1a64_hex(json.bytes);
   space.kernel = root["kernel"].identifier();
+  check_name(root["kernel"], space.kernel, "kernel");  // it names the dispatch header's namespace
   load_backend(root["backend"], target, space);
   if (root.has("description")) space.description = load_description(root["description"]);
   load_harness(root["harness"], space);
@@ -244,6 +285,7 @@ Space load_space(const std::filesystem::path& file, const Target& target) {
     visible.add_integer(name);
   }
   load_parameters(root["parameters"], declared, visible, space);
+  check_variant_name_length(root["parameters"], space);
   if (root.has("derived")) load_derived(root["derived"], declared, visible, space);
   if (root.has("constraints")) load_constraints(root["constraints"], visible, space);
 

@@ -45,7 +45,8 @@ ProblemInstance load_instance(const JsonNode& node, const Space& space) {
     if (!node.has(dim.name)) node.fail("missing dim '" + dim.name + "'");
     const JsonNode value = node[dim.name];
     if (!dim.symbolic) {
-      instance.values.emplace_back(value.integer());
+      // A size of zero or less would make every variant fail when tuning, far from its cause.
+      instance.values.emplace_back(value.positive_integer());
       continue;
     }
     const auto& json = value.json();
@@ -93,6 +94,7 @@ namespace sections {
 
 void load_problem(const JsonNode& problem, DeclaredNames& names, Space& space) {
   problem.require_object({"dims", "work"}, {"dims", "work"});
+  problem["dims"].require_at_most(kMaxDims, "dims");
   for (const JsonNode& member : problem["dims"].members()) {
     Dim dim = load_dim(member);
     names.declare(member, dim.name, "a problem dim");
@@ -107,12 +109,14 @@ void load_problem(const JsonNode& problem, DeclaredNames& names, Space& space) {
 }
 
 std::vector<ProblemInstance> load_instances(const JsonNode& list, const Space& space) {
+  list.require_at_most(kMaxProblems, "problems");
   std::vector<ProblemInstance> out;
   for (const JsonNode& element : list.elements()) out.push_back(load_instance(element, space));
   return out;
 }
 
 void load_buckets(const JsonNode& buckets, Space& space) {
+  buckets.require_at_most(kMaxBuckets, "buckets");
   const NameTable visible = dim_names(space);
   for (const JsonNode& element : buckets.elements()) {
     element.require_object({"name", "when"}, {"name", "when"});
@@ -127,6 +131,10 @@ void load_buckets(const JsonNode& buckets, Space& space) {
 }
 
 void assign_buckets(Space& space) {
+  std::uint64_t nodes = 0;
+  for (const WorkTerm& term : space.work) nodes += term.expr.node_count();
+  for (const Bucket& bucket : space.buckets) nodes += bucket.when.node_count();
+  check_evaluation_cost(space.label, "/problems", space.problems.size(), nodes, "problems");
   space.problem_buckets.clear();
   for (const ProblemInstance& problem : space.problems) {
     const Environment env = problem_environment(space, problem);

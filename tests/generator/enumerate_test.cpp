@@ -1,6 +1,7 @@
 // Enumeration: odometer order, pruning counted under the first violated constraint, canonical
 // names, the default variant, and the errors of an unusable space. Expected values are worked out
 // by hand in the comments, not by re-running the algorithm.
+#include <chrono>
 #include <vector>
 
 #include "gen_test_support.hpp"
@@ -174,8 +175,29 @@ TEST_CASE("too many combinations fail before enumerating", "[enumerate]") {
 
   ordered_json wide = small_space();
   wide["parameters"] = ordered_json::object();
-  for (int i = 0; i < 70; ++i) wide["parameters"]["P" + std::to_string(i)] = {{"values", {0, 1}}};
+  // 16^17 = 2^68 combinations; the names stay under the variant-name limit.
+  ordered_json sixteen = ordered_json::array();
+  for (int v = 0; v < 16; ++v) sixteen.push_back(v);
+  for (char name = 'A'; name < 'A' + 17; ++name) wide["parameters"][std::string(1, name)] = {{"values", sixteen}};
   CHECK_THAT(enumeration_error(wide), ContainsSubstring("more than 2^64 combinations"));
+}
+
+TEST_CASE("the evaluation a space asks for is bounded before anything is evaluated", "[enumerate]") {
+  // 1,000,000 combinations (at the combination limit) times a constraint of about 200 nodes:
+  // minutes of evaluation before the bound.
+  ordered_json space = small_space();
+  ordered_json values = ordered_json::array();
+  for (int i = 0; i < 1000; ++i) values.push_back(i);
+  space["parameters"] = {{"A", {{"values", values}}}, {"B", {{"values", values}}}};
+  std::string heavy = "A";
+  for (int i = 0; i < 100; ++i) heavy += " + B";
+  space["constraints"] = ordered_json::array({heavy + " > 0"});
+  fs::path path;
+  const auto started = std::chrono::steady_clock::now();
+  const std::string msg = enumeration_error(space, &path);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(1));
+  CHECK(msg == path.string() + ": /parameters: 1000000 combinations times 204 expression nodes is more evaluation "
+                               "than the 50000000 nodes the generator does");
 }
 
 TEST_CASE("evaluation errors name the expression and the combination", "[enumerate]") {

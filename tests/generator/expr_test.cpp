@@ -1,5 +1,6 @@
 // The expression language: parsing and precedence, evaluation with checked arithmetic, type
 // checking against a name table, and the C++ text for generated headers.
+#include <chrono>
 #include <string>
 
 #include "kiln/gen/expr.hpp"
@@ -181,11 +182,52 @@ TEST_CASE("syntax errors carry the column", "[expr]") {
 }
 
 TEST_CASE("hostile nesting is rejected instead of exhausting the stack", "[expr]") {
-  const std::string deep = std::string(100000, '(') + "1" + std::string(100000, ')');
+  const std::string deep = std::string(2000, '(') + "1" + std::string(2000, ')');
   CHECK_THAT(parse_error(deep).second, ContainsSubstring("nested too deeply"));
-  const std::string negations(100000, '-');
+  const std::string negations(2000, '-');
   CHECK_THAT(parse_error(negations + "1").second, ContainsSubstring("nested too deeply"));
   CHECK(eval(std::string(100, '(') + "1" + std::string(100, ')')) == 1);
+}
+
+namespace {
+
+// `1 op 1 op 1 ...` with `terms` terms, left-associative: a tree as tall as it has operators.
+std::string chain(std::size_t terms, const std::string& op) {
+  std::string text = "1";
+  for (std::size_t i = 1; i < terms; ++i) text += op + "1";
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("a chain of operators counts toward the depth limit, whatever its length", "[expr]") {
+  const auto depth = static_cast<std::size_t>(kiln::gen::kMaxExpressionDepth);
+  for (const std::string op : {"+", "*", "-", "==", "&&", "||", " <= "}) {
+    INFO(op);
+    CHECK_NOTHROW(Expr::parse(chain(depth, op)));  // depth - 1 operators: depth levels
+    CHECK_THAT(parse_error(chain(depth + 1, op)).second, ContainsSubstring("nested too deeply"));
+  }
+  // Alternating operators and calls make the same tree height.
+  std::string calls = "1";
+  for (std::size_t i = 0; i < depth; ++i) calls = "min(" + calls + ", 2)";
+  CHECK_THAT(parse_error(calls).second, ContainsSubstring("nested too deeply"));
+  CHECK(eval(chain(200, "+")) == 200);
+}
+
+TEST_CASE("an expression longer than the limit is refused at once, with its length", "[expr]") {
+  const std::size_t limit = kiln::gen::kMaxExpressionBytes;
+  for (const std::size_t length : {limit + 1, 16 * limit, std::size_t{64'000 * 2 + 1}}) {
+    const std::string text = chain(length / 2 + 1, "+");
+    INFO(text.size());
+    const auto started = std::chrono::steady_clock::now();
+    const auto [column, message] = parse_error(text);
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::milliseconds(100));
+    CHECK(column == 1);
+    CHECK_THAT(message, ContainsSubstring("expression is " + std::to_string(text.size()) + " bytes, longer than the " +
+                                          std::to_string(limit) + " allowed"));
+    CHECK(message.size() < 300);  // the text is quoted shortened
+  }
+  CHECK_NOTHROW(Expr::parse(std::string(limit - 1, ' ') + "1"));
 }
 
 TEST_CASE("type checking: names must be declared", "[expr]") {

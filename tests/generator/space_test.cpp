@@ -218,3 +218,35 @@ TEST_CASE("every shipped device file loads", "[space]") {
     CHECK_FALSE(target.limits.empty());
   }
 }
+
+TEST_CASE("the JSON Schema of space files names what the generator reads", "[space]") {
+  const ordered_json schema = read_json(source_dir() / "generator/space.schema.json");
+  REQUIRE(schema.at("type") == "object");
+  kiln_test::TempDir tmp("kiln-gen-schema");
+  const ordered_json toy = read_json(good_space("toy_cpu.space.json"));
+
+  // A space that names the schema loads as before.
+  ordered_json with_schema = toy;
+  with_schema["$schema"] = "../../../generator/space.schema.json";
+  const fs::path named = write_json(tmp / "named.space.json", with_schema);
+  CHECK(load_space(named, load_target(device("cpu"))).kernel == "toy_cpu");
+
+  // Every top-level key the schema lists is one the generator knows...
+  for (const auto& [key, property] : schema.at("properties").items()) {
+    INFO(key);
+    ordered_json space = toy;
+    space[key] = nullptr;
+    const fs::path path = write_json(tmp / "key.space.json", space);
+    const std::string error = generator_error([&] { load_space(path, load_target(device("cpu"))); });
+    CHECK(error.find("unknown key") == std::string::npos);
+  }
+  // ...and every key it requires, the generator requires.
+  for (const auto& key : schema.at("required")) {
+    INFO(key.get<std::string>());
+    ordered_json space = toy;
+    space.erase(key.get<std::string>());
+    const fs::path path = write_json(tmp / "required.space.json", space);
+    CHECK_THAT(generator_error([&] { load_space(path, load_target(device("cpu"))); }),
+               kiln_test::ContainsSubstring("/" + key.get<std::string>() + ": required key is missing"));
+  }
+}

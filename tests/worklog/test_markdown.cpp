@@ -181,3 +181,36 @@ TEST_CASE("a many-line explanation stays whole and out of the attempts table") {
                                    "  variant.cu(12): error: too many resources\n"
                                    "    static_assert(sizeof(T) < 8)\n  ```\n  ptxas fatal\n  ````\n"));
 }
+
+TEST_CASE("worklog text cannot break the report: controls, bad UTF-8, HTML and backticks are escaped") {
+  kiln_test::TempDir tmp("kiln-md-hostile");
+  auto log = Worklog::open(tmp / "w.sqlite");
+  Session session = worklog_test::make_session("softmax_cuda\n# forged heading");
+  session.note = "note\x1b]0;title\x07";
+  const std::int64_t id = log.start_session(session);
+  Attempt a = worklog_test::make_attempt("softmax_cuda", "softmax`_VEC8<script>");
+  a.session_id = id;
+  a.problem = "rows=1\n## Forged";
+  a.change = "VEC 4 -> 8\n| forged | row |\x1b[2J";
+  a.explanation = "bad \xff\xfe bytes <img src=x onerror=alert(1)> & \xc2\x9b" "31m";
+  a.floor = 1e-3;
+  log.add_attempt(a);
+  log.end_session(id);
+
+  const std::string md = session_markdown(log, id);
+  CHECK(md.find('\x1b') == std::string::npos);
+  CHECK(md.find('\x07') == std::string::npos);
+  CHECK(md.find("\xc2\x9b") == std::string::npos);
+  CHECK(md.find('\xff') == std::string::npos);
+  CHECK(md.find("<script>") == std::string::npos);
+  CHECK(md.find("<img") == std::string::npos);
+  CHECK(md.find("\n# forged") == std::string::npos);
+  CHECK(md.find("\n## Forged") == std::string::npos);
+  CHECK(md.find("\n| forged") == std::string::npos);
+  CHECK_THAT(md, ContainsSubstring("bad \\xff\\xfe bytes &lt;img src=x onerror=alert(1)> & \\xc2\\x9b31m"));
+  CHECK_THAT(md, ContainsSubstring("VEC 4 -> 8<br>\\| forged \\| row \\|\\u001b[2J"));
+  // Each heading is one we wrote.
+  std::size_t headings = 0;
+  for (std::size_t at = md.find("\n#"); at != std::string::npos; at = md.find("\n#", at + 1)) ++headings;
+  CHECK(headings == 5);  // What won, Attempts, Dead ends, Links, Headroom (the title starts the text)
+}

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kiln/error.hpp"
+#include "kiln/text.hpp"
 #include "markdown_format.hpp"
 
 namespace kiln::worklog {
@@ -32,7 +33,8 @@ std::string first_line(const std::string& text) {
 }
 
 // Text as a fenced code block, indented under a list item; the fence is longer than any run of
-// backticks inside, so nothing in the text can close it.
+// backticks inside, so nothing in the text can close it; control characters and bytes that are
+// not UTF-8 are escaped as everywhere else.
 std::string fenced(const std::string& text, const std::string& indent) {
   std::size_t longest = 0, run = 0;
   for (char c : text) {
@@ -47,7 +49,7 @@ std::string fenced(const std::string& text, const std::string& indent) {
     if (end == std::string::npos) end = text.size();
     std::string line = text.substr(start, end - start);
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    out += indent + line + "\n";
+    out += indent + kiln::escape_controls(line) + "\n";
     start = end + 1;
   }
   return out + indent + fence + "\n\n";
@@ -105,7 +107,7 @@ std::string device_line(const std::string& device_json) {
 }
 
 std::string code(const std::optional<std::string>& name) {
-  return name ? "`" + *name + "`" : std::string(none);
+  return name ? markdown::code(*name) : std::string(none);
 }
 
 std::string problem_name(const std::optional<std::string>& problem) {
@@ -138,13 +140,13 @@ std::optional<double> floor_ratio(const Attempt& a) {
 void write_header(std::ostream& out, const Session& s, const std::vector<Attempt>& attempts) {
   std::map<Verdict, int> counts;
   for (const Attempt& a : attempts) ++counts[a.verdict];
-  out << "# Tuning session " << s.id << ": " << s.kernel << "\n\n";
-  out << "- Kernel: " << s.kernel << "\n";
+  out << "# Tuning session " << s.id << ": " << inline_text(s.kernel) << "\n\n";
+  out << "- Kernel: " << inline_text(s.kernel) << "\n";
   out << "- Strategy: " << (s.strategy.empty() ? none : inline_text(s.strategy)) << "\n";
   out << "- Device: " << device_line(s.device) << "\n";
-  out << "- Context: " << (s.context_key.empty() ? none : "`" + s.context_key + "`") << "\n";
-  out << "- Started: " << s.started_at << "\n";
-  out << "- Ended: " << (s.ended_at ? *s.ended_at : "not ended (still running, or interrupted)")
+  out << "- Context: " << (s.context_key.empty() ? none : markdown::code(s.context_key)) << "\n";
+  out << "- Started: " << inline_text(s.started_at) << "\n";
+  out << "- Ended: " << (s.ended_at ? inline_text(*s.ended_at) : "not ended (still running, or interrupted)")
       << "\n";
   if (!s.note.empty()) out << "- Note: " << inline_text(s.note) << "\n";
   out << "- Attempts: " << attempts.size() << " (" << counts[Verdict::keep] << " kept, "
@@ -193,7 +195,7 @@ void write_attempts(std::ostream& out, const std::vector<Attempt>& attempts) {
 // whole, as a fenced block, instead of being squeezed into one line.
 void write_dead_end(std::ostream& out, const Attempt& a) {
   out << "- #" << a.id << " " << code(a.variant);
-  if (a.problem) out << " on " << *a.problem;
+  if (a.problem) out << " on " << inline_text(*a.problem);
   if (a.verdict == Verdict::revert) out << ": " << percent(a.delta_pct);
   const std::string head = first_line(a.explanation);
   if (!head.empty()) out << " — " << inline_text(head);
@@ -261,7 +263,7 @@ void write_headroom(std::ostream& out, const std::vector<const Attempt*>& won) {
     if (!ratio) continue;
     any = true;
     const double left = *a->result - *a->floor;
-    out << "- " << problem_name(a->problem) << ": " << code(a->variant) << " at "
+    out << "- " << inline_text(problem_name(a->problem)) << ": " << code(a->variant) << " at "
         << quantity(a->result, a->unit) << " against a floor of " << quantity(a->floor, a->unit)
         << ": ";
     if (left > 0) {

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "kiln/text.hpp"
+
 namespace kiln::worklog::markdown {
 
 std::string significant(double value, int digits) {
@@ -43,30 +45,44 @@ std::string percent(const std::optional<double>& value) {
   return (*value < 0 ? "-" : "+") + digits + " %";
 }
 
-std::string cell(std::string_view text) {
+namespace {
+
+// Worklog text in markdown: every byte escaped as kiln::escape_controls does (so no control
+// character or invalid UTF-8 reaches the reader), and `<` as `&lt;` (so no HTML tag is rendered;
+// `->` stays readable). `line_break` replaces each newline; `pipe` each '|'.
+std::string escaped(std::string_view text, std::string_view line_break, std::string_view pipe) {
   std::string out;
-  for (char c : text) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n') {
-      out += "<br>";
-    } else if (c != '\r') {
-      out += c;
+  std::size_t start = 0;
+  auto flush = [&](std::size_t end) {
+    for (char c : kiln::escape_controls(text.substr(start, end - start))) {
+      switch (c) {
+        case '<': out += "&lt;"; break;
+        case '|': out += pipe; break;
+        default: out += c;
+      }
     }
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\n' && text[i] != '\r') continue;
+    flush(i);
+    if (text[i] == '\n') out += line_break;
+    start = i + 1;
   }
+  flush(text.size());
   return out;
 }
 
-std::string inline_text(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\n') {
-      out += ' ';
-    } else if (c != '\r') {
-      out += c;
-    }
-  }
-  return out;
+}  // namespace
+
+std::string cell(std::string_view text) { return escaped(text, "<br>", "\\|"); }
+
+std::string inline_text(std::string_view text) { return escaped(text, " ", "|"); }
+
+std::string code(std::string_view text) {
+  const std::string safe = kiln::escape_controls(text);
+  // A backtick would end the code span early: such text is shown as plain text instead.
+  if (safe.find('`') != std::string::npos) return inline_text(text);
+  return "`" + safe + "`";
 }
 
 }  // namespace kiln::worklog::markdown

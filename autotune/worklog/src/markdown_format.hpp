@@ -15,9 +15,12 @@ std::string fixed(double value, int decimals);
 std::string quantity(const std::optional<double>& value, std::string_view unit);
 // A signed percentage, one decimal: "+4.2 %", "-38.5 %", "0.0 %". Empty optional: "—".
 std::string percent(const std::optional<double>& value);
-// Text made safe for one table cell: pipes escaped, line breaks as <br>.
+// Worklog text made safe for one table cell: pipes escaped, line breaks as <br>, control
+// characters and bytes that are not UTF-8 escaped (kiln::escape_controls), `<` as `&lt;`.
 std::string cell(std::string_view text);
-// Text made safe for one list line: line breaks become spaces.
+// The same for one list line: line breaks become spaces.
 std::string inline_text(std::string_view text);
+// Text in a code span (`...`), escaped likewise; plain text when it holds a backtick.
+std::string code(std::string_view text);
 
 }  // namespace kiln::worklog::markdown

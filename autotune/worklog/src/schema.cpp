@@ -86,6 +86,19 @@ void check_sequence(std::span<const Migration> steps) {
 
 }  // namespace
 
+bool check_readable(const sqlite::Database& db, std::span<const Migration> steps) {
+  check_sequence(steps);
+  const int latest = static_cast<int>(steps.size());
+  const FileState state = read_state(db);
+  if (is_new(state)) {
+    throw Error(db.path() + ": not a Kiln worklog (" +
+                (state.application_id == 0 ? "an empty file or an empty SQLite database" : "a worklog without its schema") +
+                "); reading commands do not create one");
+  }
+  check_recognised(db, state, latest);
+  return state.user_version < latest;
+}
+
 std::span<const Migration> migrations() { return all_migrations; }
 
 int latest_version() { return all_migrations.back().version; }

@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 #include <string>
 #include <thread>
 
@@ -20,13 +22,40 @@ SqliteError error(const std::string& path, std::string_view intent, std::string 
   return SqliteError(std::move(message), std::move(detail), code);
 }
 
+// `file:<path>?mode=ro` or `file:<path>?immutable=1`, the path percent-encoded (a path may hold
+// '?', '#' or '%').
+std::string read_only_uri(const std::string& path, bool has_wal) {
+  static const char* const hex = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (const char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    const bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '/' ||
+                       c == '-' || c == '_' || c == '.' || c == '~';
+    if (plain) {
+      uri += c;
+    } else {
+      uri += '%';
+      uri += hex[byte >> 4];
+      uri += hex[byte & 0xf];
+    }
+  }
+  return uri + (has_wal ? "?mode=ro" : "?immutable=1");
+}
+
 }  // namespace
 
 Database::Database(const std::filesystem::path& path, OpenOptions options)
     : path_(path.string()), busy_timeout_(options.busy_timeout) {
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
   if (options.create) flags |= SQLITE_OPEN_CREATE;
-  const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
+  std::string name = path_;
+  if (options.read_only) {
+    flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
+    std::error_code ec;
+    const bool has_wal = std::filesystem::exists(path_ + "-wal", ec);
+    name = read_only_uri(path_, has_wal);
+  }
+  const int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     // The handle carries the message even when opening failed; it must still be closed.
     std::string detail = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
@@ -39,7 +68,7 @@ Database::Database(const std::filesystem::path& path, OpenOptions options)
     // Settings that neither read nor write the file, so a file that is not a worklog can still
     // be inspected and refused untouched.
     exec("PRAGMA foreign_keys = ON", "enable foreign keys");
-    if (options.wal) set_wal_journal();
+    if (options.wal && !options.read_only) set_wal_journal();
   } catch (...) {
     close();
     throw;
@@ -48,10 +77,25 @@ Database::Database(const std::filesystem::path& path, OpenOptions options)
 
 Database::~Database() { close(); }
 
+Database Database::copy_in_memory() const {
+  OpenOptions options;
+  options.wal = false;
+  Database copy(":memory:", options);
+  sqlite3_backup* backup = sqlite3_backup_init(copy.db_, "main", db_, "main");
+  if (backup == nullptr) copy.fail(sqlite3_errcode(copy.db_), "copy the worklog into memory");
+  const int rc = sqlite3_backup_step(backup, -1);
+  sqlite3_backup_finish(backup);
+  if (rc != SQLITE_DONE) fail(rc, "copy the worklog into memory");
+  copy.path_ = path_;
+  copy.in_memory_ = true;
+  return copy;
+}
+
 Database::Database(Database&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
       path_(std::move(other.path_)),
-      busy_timeout_(other.busy_timeout_) {}
+      busy_timeout_(other.busy_timeout_),
+      in_memory_(other.in_memory_) {}
 
 Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
@@ -59,6 +103,7 @@ Database& Database::operator=(Database&& other) noexcept {
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
     busy_timeout_ = other.busy_timeout_;
+    in_memory_ = other.in_memory_;
   }
   return *this;
 }
@@ -90,6 +135,7 @@ std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_ro
 int Database::changes() const { return sqlite3_changes(db_); }
 
 void Database::set_wal_journal() const {
+  if (in_memory_) return;
   // The switch needs the file to itself for a moment, and SQLite fails at once instead of calling
   // the busy handler when another connection is reading (two tuners opening a new file). So wait
   // here, within the same busy timeout.

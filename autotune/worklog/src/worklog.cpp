@@ -10,13 +10,25 @@
 namespace kiln::worklog {
 
 Worklog Worklog::open(const std::filesystem::path& path, OpenMode mode) {
-  if (mode == OpenMode::existing) {
+  if (mode != OpenMode::create_if_missing) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) {
       throw Error(path.string() + ": no such worklog");
     }
   }
   sqlite::OpenOptions options;
+  if (mode == OpenMode::read_only) {
+    options.read_only = true;
+    sqlite::Database db(path, options);
+    if (schema::check_readable(db)) {
+      // An older worklog (a committed one, say) is read through a migrated copy in memory: the
+      // file itself is never written by a reading command.
+      sqlite::Database copy = db.copy_in_memory();
+      schema::prepare(copy);
+      return Worklog(std::move(copy));
+    }
+    return Worklog(std::move(db));
+  }
   options.create = mode == OpenMode::create_if_missing;
   options.wal = false;  // schema::prepare switches to WAL once it knows the file is ours
   sqlite::Database db(path, options);

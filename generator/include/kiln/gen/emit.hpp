@@ -40,9 +40,14 @@ struct WriteReport {
   std::vector<std::filesystem::path> removed;    // stale variant sources
 };
 
+// Throws GeneratorError when `out` is an empty path, or exists and is not a directory (or holds a
+// `variants` that is not one). Writes nothing.
+void check_output_directory(const std::filesystem::path& out);
+
 // Writes `files` under `out` (each through a temporary file renamed into place, and only when its
-// content differs from what is there), then removes the variant sources under out/variants that
-// are not among `files`. Throws GeneratorError when a file cannot be written.
+// content differs from what is there), then removes the variant sources that the manifest.json
+// previously in `out` lists and `files` does not: never a file Kiln did not write. Throws
+// GeneratorError when `out` is unusable (check_output_directory) or a file cannot be written.
 WriteReport write_outputs(const std::filesystem::path& out, const std::vector<OutputFile>& files);
 
 }  // namespace kiln::gen

@@ -33,4 +33,7 @@ Enumeration enumerate_variants(const Space& space, const Target& target);
 // The canonical name of a combination; a negative integer -3 is written m3.
 std::string variant_name(const Space& space, const std::vector<Value>& params);
 
+// One value as it appears in a variant name: the identifier, or the integer (-3 as m3).
+std::string variant_name_part(const Value& v);
+
 }  // namespace kiln::gen

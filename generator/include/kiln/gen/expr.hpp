@@ -15,6 +15,11 @@
 
 namespace kiln::gen {
 
+// Limits on one expression (generator/README.md, "Limits"): its text in bytes, and the height of
+// its syntax tree, where a chain `a + b + c + ...` of n operators counts n.
+inline constexpr std::size_t kMaxExpressionBytes = 4096;
+inline constexpr int kMaxExpressionDepth = 256;
+
 // A value an expression sees for a name: an integer, or a symbol (an identifier such as "bf16").
 using Value = std::variant<std::int64_t, std::string>;
 
@@ -92,7 +97,8 @@ using CppNameMapper = std::function<std::string(std::string_view name)>;
 
 class Expr {
  public:
-  // Throws ExprError for a syntax error.
+  // Throws ExprError for a syntax error, a text longer than kMaxExpressionBytes or a tree taller
+  // than kMaxExpressionDepth.
   static Expr parse(std::string text);
 
   const std::string& text() const { return text_; }
@@ -105,6 +111,9 @@ class Expr {
   // Throws ExprError on overflow, division by zero, log2 of a non-positive number, an unknown
   // name, or a type error (a checked expression has none).
   std::int64_t evaluate(const Environment& env) const;
+
+  // How many nodes the syntax tree has: the most an evaluation visits.
+  std::size_t node_count() const;
 
   // Distinct names the expression refers to, in order of first appearance.
   std::vector<std::string> names() const;

@@ -16,6 +16,13 @@
 
 namespace kiln::gen {
 
+// Limits on every JSON file the generator reads (generator/README.md, "Limits"): its size, and how
+// deeply arrays and objects nest (checked on the bytes, before a tree is built).
+inline constexpr std::size_t kMaxJsonBytes = 1 << 20;
+inline constexpr std::size_t kMaxJsonDepth = 64;
+// The longest identifier a JSON string may hold where one is expected.
+inline constexpr std::size_t kMaxIdentifierBytes = 64;
+
 // The one error type of the generator; what() is the complete message.
 class GeneratorError : public kiln::Error {
  public:
@@ -23,7 +30,8 @@ class GeneratorError : public kiln::Error {
 };
 
 // A JSON file read whole. Duplicate keys in an object are an error (a JSON parser would silently
-// keep one of them).
+// keep one of them), and so are a file over kMaxJsonBytes, nesting over kMaxJsonDepth and a number
+// outside the range of a double.
 struct JsonFile {
   std::string label;  // the path as given; every message about this file starts with it
   std::string bytes;
@@ -31,8 +39,11 @@ struct JsonFile {
 };
 
 JsonFile read_json_file(const std::filesystem::path& path);
+// The same checks on bytes already in memory; `label` names them in messages.
+JsonFile parse_json_text(std::string label, std::string bytes);
 
-// "<label>: <what>", or "<label>: <pointer>: <what>" when pointer is not empty.
+// "<label>: <what>", or "<label>: <pointer>: <what>" when pointer is not empty, passed through
+// kiln::escape_controls: one line of valid UTF-8 whatever the file's name or content.
 [[noreturn]] void fail_at(const std::string& label, const std::string& pointer, const std::string& what);
 
 // RFC 6901: `~` becomes `~0` and `/` becomes `~1`.
@@ -66,6 +77,8 @@ class JsonNode {
   bool has(std::string_view key) const;
   JsonNode operator[](std::string_view key) const;  // the key must exist
   std::vector<JsonNode> members() const;            // in document order
+  // Rejects an array or object of more than `limit` entries: "<n> <what>, more than the <limit> allowed".
+  void require_at_most(std::size_t limit, const std::string& what) const;
 
   // Arrays.
   void require_array() const;

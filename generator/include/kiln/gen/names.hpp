@@ -14,14 +14,23 @@ namespace kiln::gen {
 // "a, b, c": names or values listed in an error message.
 std::string comma_list(const std::vector<std::string>& items);
 
-// True for the keywords and alternative operator tokens of C++20 (`class`, `int`, `and`...).
+// True for the keywords and alternative operator tokens of C++20 (`class`, `int`, `and`...), the
+// identifiers with special meaning (`final`, `import`...), and the standard library's object-like
+// macros (`NULL`, `errno`...): none of them can name a generated struct member or namespace.
 bool is_cpp_keyword(std::string_view name);
+
+// True for identifiers C++ reserves to the implementation: any containing `__`, or starting with
+// `_` and a capital letter. (`__` also separates a variant name's kernel from its parameters.)
+bool is_reserved_identifier(std::string_view name);
+
+// Rejects (at `at`) a name longer than kMaxIdentifierBytes.
+void check_identifier_length(const JsonNode& at, const std::string& name);
 
 // True when `name` starts with "kiln" in any letter case: Config's `kiln_name` and the KILN_*
 // macros are taken.
 bool has_reserved_prefix(std::string_view name);
 
-// Rejects a declared name (at `at`) that is not an identifier or is a C++ keyword; `what` is the
+// Rejects a declared name (at `at`) that is too long, not an identifier, a C++ keyword or reserved; `what` is the
 // kind of name for the message ("parameter", "derived", "dim").
 void check_name(const JsonNode& at, const std::string& name, const std::string& what);
 

@@ -12,6 +12,29 @@
 
 namespace kiln::gen {
 
+// Limits on a space file (generator/README.md, "Limits"); each is checked where the file declares
+// the entries, before anything is evaluated.
+inline constexpr std::size_t kMaxParameters = 64;
+inline constexpr std::size_t kMaxValues = 1024;        // per parameter
+inline constexpr std::size_t kMaxDerived = 256;
+inline constexpr std::size_t kMaxConstraints = 256;
+inline constexpr std::size_t kMaxDims = 64;
+inline constexpr std::size_t kMaxProblems = 4096;      // problems, and checks
+inline constexpr std::size_t kMaxBuckets = 256;
+// The longest canonical variant name: it is a file name (plus ".cpp" and the temporary file's
+// "." and ".kiln-tmp"), a CMake target name, and a path part of every object file built from it;
+// file systems allow 255 bytes.
+inline constexpr std::size_t kMaxVariantNameBytes = 200;
+// The most expression nodes the generator evaluates for one space, counted before evaluating:
+// combinations times the nodes of derived values and constraints, and problems times the nodes of
+// work terms and bucket conditions. It bounds the time of `kiln generate` to seconds.
+inline constexpr std::uint64_t kMaxEvaluatedNodes = 50'000'000;
+
+// Throws (at `pointer`) when `count` evaluations of `exprs_nodes` nodes each exceed
+// kMaxEvaluatedNodes; `what` says what is counted ("combinations", "problems").
+void check_evaluation_cost(const std::string& label, const std::string& pointer, std::uint64_t count,
+                           std::uint64_t nodes, const std::string& what);
+
 // What the generator reads of a device file (presets/devices/*.json); other keys are ignored.
 struct Target {
   std::string label;    // the path as given
@@ -103,6 +126,8 @@ struct Space {
 // Reads and validates `file` against `target`: everything in the README's space-file section
 // except what needs enumeration (feasibility, variant counts, the default variant's constraints).
 Space load_space(const std::filesystem::path& file, const Target& target);
+// The same for a file already read (`file` is recorded as the space's path).
+Space load_space(const JsonFile& json, const std::filesystem::path& file, const Target& target);
 
 // Throws the error of an expression at `pointer`: `<file>: <pointer>: <error>[ for <context>]`.
 [[noreturn]] void fail_expr(const Space& space, const std::string& pointer, const ExprError& error,

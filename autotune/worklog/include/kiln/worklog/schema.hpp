@@ -35,4 +35,9 @@ std::int32_t application_id(const sqlite::Database& db);
 // processes open the same new file at once: each step re-reads the version under the write lock.
 void prepare(const sqlite::Database& db, std::span<const Migration> steps = migrations());
 
+// For a connection that only reads: throws kiln::Error unless `db` is a Kiln worklog (an empty
+// file, any other file, or a newer version are refused). Returns true when the file is an older
+// version, which a reader migrates in a copy in memory (Worklog::open). Changes nothing.
+bool check_readable(const sqlite::Database& db, std::span<const Migration> steps = migrations());
+
 }  // namespace kiln::worklog::schema

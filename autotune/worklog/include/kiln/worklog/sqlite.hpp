@@ -41,6 +41,13 @@ struct OpenOptions {
   // Switch the file to write-ahead logging (and synchronous=NORMAL) at open. Leave false to
   // inspect a file before changing it; set_wal_journal() does it later.
   bool wal = true;
+  // Open for reading only, and write nothing at all: no schema, no journal mode, no `-wal` or
+  // `-shm` file created. When the file has a `-wal` beside it (a writer is active, or one was
+  // killed) SQLite reads it read-only (`mode=ro`, through the existing `-shm`); without one the
+  // database file alone is complete and is opened `immutable=1`, which needs no lock file. A
+  // writer that starts during such a read can make it fail; it never corrupts anything.
+  // Ignores create and wal.
+  bool read_only = false;
 };
 
 class Statement;
@@ -65,6 +72,9 @@ class Database {
 
   std::int64_t last_insert_rowid() const;
   int changes() const;  // rows changed by the last INSERT, UPDATE or DELETE
+  // A private in-memory database holding this one's content (SQLite's online backup); its
+  // path() names the file it came from. Changes to it never reach the file.
+  Database copy_in_memory() const;
   // journal_mode=WAL, then synchronous=NORMAL; throws when the file system cannot do WAL.
   void set_wal_journal() const;
 
@@ -79,6 +89,7 @@ class Database {
   sqlite3* db_ = nullptr;
   std::string path_;
   std::chrono::milliseconds busy_timeout_;
+  bool in_memory_ = false;  // a copy_in_memory(): no file, no journal to switch
 };
 
 // A prepared statement; finalized by the destructor. It must not outlive its Database.

@@ -20,7 +20,9 @@ namespace kiln::worklog {
 
 enum class OpenMode {
   create_if_missing,  // the tuner: a new file becomes an empty worklog
-  existing,           // reports and queries: a missing file is an error
+  existing,           // writing to a worklog that must exist (links): a missing file is an error
+  read_only,          // reports and queries: must exist, be a current Kiln worklog; nothing is
+                      // written (sqlite::OpenOptions::read_only)
 };
 
 class Worklog {

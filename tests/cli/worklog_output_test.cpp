@@ -1,0 +1,86 @@
+// `kiln log` and `kiln report` read a worklog without writing anything, and show its text escaped:
+// a newline in an attempt cannot forge a line, an escape sequence cannot reach the terminal, and
+// bytes that are not UTF-8 cannot make the JSON output invalid.
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln_catch.hpp"
+#include "kiln_command.hpp"
+#include "temp_dir.hpp"
+
+using kiln_test::ContainsSubstring;
+using kiln_test::run_kiln;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::set<std::string> files_in(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.insert(entry.path().filename().string());
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines) out += line + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("kiln log escapes worklog text and its JSON stays valid", "[cli]") {
+  kiln_test::TempDir tmp("kiln-cli-log");
+  const std::string worklog = (tmp / "w.sqlite").string();
+  const kiln_test::KilnRun added =
+      run_kiln({"attempt", "--worklog", worklog, "--kernel", "k\x1b[31m", "--hypothesis", "h", "--change",
+                "line one\n#99 keep  forged  -  -\n    change: none", "--verdict", "keep", "--explanation",
+                "bytes \xff\xfe and \xc2\x9b" "2J"});
+  REQUIRE(added.exit_code == 0);
+  const auto before = files_in(tmp.path());
+
+  const kiln_test::KilnRun log = run_kiln({"log", "--worklog", worklog});
+  REQUIRE(log.exit_code == 0);
+  const std::string text = joined(log.out);
+  CHECK(log.out.size() == 4);  // three lines for the attempt, one count
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find('\xff') == std::string::npos);
+  CHECK(text.find("\xc2\x9b") == std::string::npos);
+  CHECK_THAT(text, ContainsSubstring("change: line one\\n#99 keep  forged  -  -\\n    change: none"));
+  CHECK_THAT(text, ContainsSubstring("bytes \\xff\\xfe and \\xc2\\x9b2J"));
+
+  const kiln_test::KilnRun json = run_kiln({"log", "--worklog", worklog, "--json"});
+  REQUIRE(json.exit_code == 0);
+  const nlohmann::json parsed = nlohmann::json::parse(joined(json.out));  // throws on invalid UTF-8
+  REQUIRE(parsed.size() == 1);
+  CHECK(parsed[0]["change"] == "line one\n#99 keep  forged  -  -\n    change: none");
+  CHECK(parsed[0]["explanation"] == "bytes \xef\xbf\xbd\xef\xbf\xbd and \xc2\x9b" "2J");
+
+  CHECK(files_in(tmp.path()) == before);
+}
+
+TEST_CASE("reading commands write nothing into an empty or foreign file", "[cli]") {
+  kiln_test::TempDir tmp("kiln-cli-ro");
+  const fs::path empty = tmp / "empty.sqlite";
+  kiln_test::write_file(empty, "");
+  const fs::path notes = tmp / "notes.txt";
+  kiln_test::write_file(notes, "a file of notes\n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"log", "--worklog", empty.string()},
+        std::vector<std::string>{"log", "--worklog", empty.string(), "--json"},
+        std::vector<std::string>{"report", "--worklog", empty.string()},
+        std::vector<std::string>{"log", "--worklog", notes.string()}}) {
+    INFO(args[0] << " " << args[2]);
+    const kiln_test::KilnRun r = run_kiln(args);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, ContainsSubstring(args[2] + ": not a Kiln worklog"));
+  }
+  CHECK(fs::file_size(empty) == 0);
+  CHECK(kiln_test::read_file(notes) == "a file of notes\n");
+  CHECK(files_in(tmp.path()) == std::set<std::string>{"empty.sqlite", "notes.txt"});
+}
