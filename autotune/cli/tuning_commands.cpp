@@ -107,7 +107,8 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--checks", t->checks_per_problem, "validations per problem, each on fresh inputs")->check(CLI::Range(1, 100));
   tune->add_option("--timeout", *timeout,
                    "seconds a variant may go without reporting progress (default: the space's tuning.timeout_s); "
-                   "steps expected to take longer get more");
+                   "steps expected to take longer get more")
+      ->check(CLI::Range(1e-3, 7 * 24 * 3600.0));
   tune->add_flag("--no-progress", *no_progress, "no progress line");
   tune->add_flag("--retry-failed", t->retry_failed, "measure again the variants whose stored failure is transient "
                                                     "(timeout, crash, runtime); compile failures are kept");
