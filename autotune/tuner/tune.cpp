@@ -10,6 +10,8 @@
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <csignal>
 
 #include "device_spec.hpp"
 #include "evaluate.hpp"
@@ -19,6 +21,7 @@
 #include "interleave.hpp"
 #include "kiln/hash.hpp"
 #include "kiln/worklog/worklog.hpp"
+#include "preflight.hpp"
 #include "process.hpp"
 #include "record.hpp"
 #include "search.hpp"
@@ -154,6 +157,30 @@ std::size_t settle_near_ties(const EvaluationContext& ctx, const Record& record,
   return ran;
 }
 
+// The machine's state before measuring. While other processes use the GPU, waits up to
+// busy_gpu_wait_s for them to leave; with allow_busy_gpu their presence only degrades the verdict.
+Preflight take_preflight(const TuneOptions& o, const std::string& backend, const DeviceSpec& spec, std::ostream& out) {
+  Preflight pf = judge(observe(backend, &spec));
+  auto start = std::chrono::steady_clock::now();
+  bool told = false;
+  while (!o.allow_busy_gpu && pf.refused_only_for_busy_gpu() &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < o.busy_gpu_wait_s) {
+    if (!told) out << "kiln: other processes use the GPU; waiting up to " << o.busy_gpu_wait_s << " s for them to leave\n";
+    told = true;
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    if (interrupted()) throw Interrupted(SIGINT);
+    pf = judge(observe(backend, &spec));
+  }
+  if (o.allow_busy_gpu) {
+    for (auto& f : pf.findings) {
+      if (f.code != "gpu_busy") continue;
+      f.level = Readiness::degraded;
+      f.text += " (tuning anyway: --allow-busy-gpu)";
+    }
+  }
+  return pf;
+}
+
 }  // namespace
 
 int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
@@ -169,6 +196,30 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     }
     Probe probe = run_probe(o.probe);
     if (auto why = mismatch(spec, probe)) throw std::runtime_error(*why);
+
+    Preflight preflight = take_preflight(o, m.backend, spec, out);
+    out << preflight.text();
+    if (preflight.verdict() == Readiness::refuse) {
+      err << "kiln: error: the preflight refuses to tune " << m.kernel << " on this machine";
+      for (const auto& f : preflight.findings) {
+        if (f.level == Readiness::refuse) err << "; " << f.text;
+      }
+      err << (preflight.refused_only_for_busy_gpu() ? " (wait for them to finish, or pass --allow-busy-gpu)" : "") << "\n";
+      return 3;
+    }
+    // Clocks held for the whole session, given back when it ends however it ends.
+    std::optional<ClockLock> clock_lock;
+    if (m.backend == "cuda") {
+      if (o.lock_clocks) {
+        clock_lock.emplace(preflight.seen);
+        preflight.clocks_locked = clock_lock->locked();
+        preflight.clocks_note = clock_lock->note();
+        out << "kiln: clocks " << (clock_lock->locked() ? "locked" : "not locked") << ": " << clock_lock->note() << "\n";
+      } else {
+        preflight.clocks_locked = false;
+        preflight.clocks_note = "not asked (kiln tune --lock-clocks)";
+      }
+    }
 
     std::string ctx_key = context_key(m, probe, o);
     log = worklog::Worklog::open(o.worklog);
@@ -199,6 +250,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     session.device = device.dump();
     session.context_key = ctx_key;
     session.note = "device file " + spec.name + ", seed " + std::to_string(seed);
+    session.preflight = preflight.to_json().dump();
     session_id = log->start_session(session);
 
     // Variants that already have an attempt in this context keep it: one attempt per variant.
