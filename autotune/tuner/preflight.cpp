@@ -87,7 +87,9 @@ GpuState parse_gpu_query(const std::string& line) {
   g.memory_max_mhz = number_field(f[5], "clocks.max.mem");
   if (!no_value(f[6])) {
     try {
-      g.throttle_reasons = std::stoull(f[6], nullptr, 16);
+      std::size_t used = 0;
+      g.throttle_reasons = std::stoull(f[6], &used, 16);
+      if (used != f[6].size()) throw Error("trailing text");
     } catch (const std::exception&) {
       throw Error("nvidia-smi: clocks_throttle_reasons.active is not a hexadecimal mask: '" + f[6] + "'");
     }
