@@ -143,6 +143,13 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--busy-gpu-wait", t->busy_gpu_wait_s,
                    "longest wait, in seconds, for other processes to leave the GPU before refusing")
       ->check(CLI::Range(0.0, 3600.0));
+  auto no_sanitize = std::make_shared<bool>(false);
+  tune->add_flag("--sanitize", t->sanitize_required,
+                 "run each CUDA winner's checks under compute-sanitizer (memcheck, racecheck) before accepting it; "
+                 "the default when compute-sanitizer is found, an error when it is not");
+  tune->add_flag("--no-sanitize", *no_sanitize, "accept CUDA winners without compute-sanitizer");
+  tune->add_option("--sanitize-runners-up", t->sanitize_runners_up, "also sanitize this many runners-up of each bucket")
+      ->check(CLI::Range(0, 3));
   tune->add_flag("--lock-clocks", t->lock_clocks,
                  "lock the GPU's SM clock at its maximum for the session (nvidia-smi -lgc; needs the permission), "
                  "reset at the end");
@@ -168,6 +175,12 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
       }
     }
     t->progress = !*no_progress;
+    if (*no_sanitize && t->sanitize_required) {
+      std::cerr << "kiln: error: --sanitize and --no-sanitize contradict each other\n";
+      exit_code = 2;
+      return;
+    }
+    t->sanitize = !*no_sanitize;
     t->strategy_options = strategy_options(*strategy_assignments, *budget);
     exit_code = tuner::tune(*t, std::cout, std::cerr);
   });

@@ -24,7 +24,9 @@
 #include "preflight.hpp"
 #include "process.hpp"
 #include "record.hpp"
+#include "sanitize.hpp"
 #include "search.hpp"
+#include "tools.hpp"
 #include "select.hpp"
 #include "version.hpp"
 
@@ -155,6 +157,71 @@ std::size_t settle_near_ties(const EvaluationContext& ctx, const Record& record,
     }
   }
   return ran;
+}
+
+// The sanitizer gate: each bucket's winner (and, when asked, its runners-up) runs its checks under
+// compute-sanitizer before it is accepted. One with errors is recorded as a sanitizer failure
+// (with an attempt of its own) and the winners are chosen again without it, until every
+// bucket's choice is clean.
+void sanitize_winners(const EvaluationContext& ctx, const TuneOptions& o, const SelectionInput& in,
+                      const std::filesystem::path& sanitizer, std::vector<VariantOutcome>& outcomes, Record& record,
+                      std::ostream& out) {
+  const Manifest& m = *ctx.manifest;
+  auto hash_of = [&](std::size_t v) { return variant_hash(ctx, v); };
+  std::set<std::size_t> clean;
+  while (true) {
+    std::optional<std::size_t> next;
+    for (const auto& rb : record.buckets) {
+      if (!rb.winner) continue;
+      std::vector<std::string> names = {*rb.winner};
+      for (std::size_t k = 0; k < rb.contenders.size() && k < static_cast<std::size_t>(o.sanitize_runners_up); ++k) {
+        names.push_back(rb.contenders[k].variant);
+      }
+      for (const auto& n : names) {
+        std::size_t v = *m.variant_index(n);
+        if (!clean.count(v) && !next) next = v;
+      }
+    }
+    if (!next) return;
+    const std::string& name = m.variants[*next].name;
+    SanitizerResult s = sanitize_variant(ctx, *next, sanitizer);
+    if (s.clean) {
+      clean.insert(*next);
+      out << "kiln: " << name << ": compute-sanitizer " << (s.ran ? "clean (memcheck, racecheck)" : "skipped: " + s.detail)
+          << "\n";
+      continue;
+    }
+    out << "kiln: " << name << ": compute-sanitizer found errors; the next candidate is taken\n    " << s.detail << "\n";
+    worklog::VariantFailure f;
+    f.key = {ctx.context_key, m.kernel, name, variant_hash(ctx, *next)};
+    f.kind = FailureKind::sanitizer;
+    f.detail = s.detail;
+    f.session_id = ctx.session_id;
+    f.problem_set = problem_set_of(m, ctx.checks_per_problem);
+    f.kiln_version = kiln_version;
+    ctx.log->put_variant_failure(f);
+    worklog::Attempt a;
+    a.session_id = ctx.session_id;
+    a.kernel = m.kernel;
+    a.variant = name;
+    a.author = worklog::Author::kiln;
+    a.hypothesis = "a winner's checks under compute-sanitizer find no error the output comparison missed";
+    a.change = "sanitizer gate";
+    a.verdict = Verdict::failed;
+    a.failure_kind = FailureKind::sanitizer;
+    a.explanation = "sanitizer: " + s.detail;
+    a.tags = {"sanitizer", m.backend};
+    a.evidence = "failure " + ctx.context_key + "/" + name + "/" + f.key.variant_hash + " @" +
+                 ctx.log->variant_failure(f.key)->created_at;
+    ctx.log->add_attempt(a);
+    for (auto& oc : outcomes) {
+      if (oc.index != *next) continue;
+      oc.failure = FailureKind::sanitizer;
+      oc.detail = s.detail;
+      oc.score.reset();
+    }
+    record = select_winners(in, outcomes, hash_of);
+  }
 }
 
 // The machine's state before measuring. While other processes use the GPU, waits up to
@@ -382,6 +449,15 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     if (o.interleave_rounds > 0) {
       std::size_t again = settle_near_ties(ctx, record, outcomes, o.interleave_rounds, out);
       if (again > 0) record = select_winners(in, outcomes, hash_of);
+    }
+    if (m.backend == "cuda" && o.sanitize) {
+      if (auto sanitizer = find_tool("compute-sanitizer")) {
+        sanitize_winners(ctx, o, in, *sanitizer, outcomes, record, out);
+      } else if (o.sanitize_required) {
+        throw std::runtime_error("compute-sanitizer not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin); --sanitize needs it");
+      } else {
+        out << "kiln: compute-sanitizer not found: the winners are not sanitized (--no-sanitize says this is meant)\n";
+      }
     }
     std::size_t passed = record.counts.value("passed", std::size_t{0});
     std::size_t invalid = record.counts.value("invalid", std::size_t{0});
