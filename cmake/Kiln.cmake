@@ -33,6 +33,7 @@ set(KILN_SEARCH "exhaustive" CACHE STRING "Search strategy (`kiln tune --help` l
 set(KILN_SEARCH_OPTIONS "" CACHE STRING "The strategy's options, key=value;key=value (e.g. budget=0.15)")
 set(KILN_BUDGET "0" CACHE STRING "Shorthand for the option budget=N of anneal and random (0: the strategy's default)")
 set(KILN_REPETITIONS "7" CACHE STRING "Timed repetitions per problem; the median is kept")
+set(KILN_TUNE_ARGS "" CACHE STRING "More arguments of every kiln tune step (e.g. --lock-clocks;--sanitize-runners-up=3)")
 set(KILN_WORKLOG "${CMAKE_BINARY_DIR}/kiln/worklog.sqlite" CACHE FILEPATH "The worklog (SQLite)")
 set(KILN_UPDATE_RECORDS OFF CACHE BOOL "Also write tuning records into the records directory, to be committed")
 set(KILN_CPU_FLAGS "-O3;-march=native" CACHE STRING "Compiler options of CPU variants and CPU API sources")
@@ -377,7 +378,7 @@ architectures ${CMAKE_CUDA_ARCHITECTURES}
               --build-records "${dir}/builds" --worklog "${KILN_WORKLOG}" --device "${device_file}"
               --probe "$<TARGET_FILE:${probe}>" --record-out "${dir}/${kernel}.record.json" --header-out "${header}"
               --flags-file "${dir}/compiler.txt" ${source_args} ${record_copy}
-              ${strategy_args} --repetitions "${KILN_REPETITIONS}"
+              ${strategy_args} --repetitions "${KILN_REPETITIONS}" ${KILN_TUNE_ARGS}
       COMMAND "${CMAKE_COMMAND}" -E touch "${dir}/tune.stamp"
       DEPENDS "${dir}/compile.stamp" ${probe} "${manifest}" "${dir}/compiler.txt" ${sources} Kiln::kiln
       COMMENT "Tuning ${kernel} on ${device_name}"

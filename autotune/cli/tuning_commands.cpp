@@ -9,11 +9,14 @@
 #include "usage.hpp"
 #include "evaluate.hpp"
 #include "kiln/worklog/worklog.hpp"
+#include "device_spec.hpp"
 #include "manifest.hpp"
+#include "preflight.hpp"
 #include "process.hpp"
 #include "rebuild.hpp"
 #include "replay.hpp"
 #include "search.hpp"
+#include "tools.hpp"
 #include "tune.hpp"
 #include "verify.hpp"
 
@@ -75,6 +78,26 @@ int replay(const ReplayArgs& a) {
   }
 }
 
+// kiln preflight: 0 ready or degraded, 3 refuse, 1 when the machine could not be looked at.
+int preflight(const std::string& device_file, bool json) {
+  try {
+    std::optional<tuner::DeviceSpec> spec;
+    if (!device_file.empty()) spec = tuner::load_device_spec(device_file);
+    // Without a device file: the CPU, and the GPU when nvidia-smi is there to ask.
+    std::string backend = spec ? spec->backend : (tuner::find_tool("nvidia-smi") ? "cuda" : "cpu");
+    tuner::Preflight p = tuner::judge(tuner::observe(backend, spec ? &*spec : nullptr));
+    if (json) {
+      std::cout << p.to_json().dump(2) << "\n";
+    } else {
+      std::cout << p.text();
+    }
+    return p.verdict() == tuner::Readiness::refuse ? 3 : 0;
+  } catch (const std::exception& e) {
+    std::cerr << "kiln: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
 }  // namespace
 
 void add_tuning_commands(CLI::App& app, int& exit_code) {
@@ -117,6 +140,21 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--interleave-rounds", t->interleave_rounds,
                    "turns each near-tie gets when re-measured A/B/A/B before a winner is named (0: none)")
       ->check(CLI::Range(0, 20));
+  tune->add_flag("--allow-busy-gpu", t->allow_busy_gpu,
+                 "tune even while other processes use the GPU (the preflight otherwise waits, then refuses)");
+  tune->add_option("--busy-gpu-wait", t->busy_gpu_wait_s,
+                   "longest wait, in seconds, for other processes to leave the GPU before refusing")
+      ->check(CLI::Range(0.0, 3600.0));
+  auto no_sanitize = std::make_shared<bool>(false);
+  tune->add_flag("--sanitize", t->sanitize_required,
+                 "run each CUDA winner's checks under compute-sanitizer (memcheck, racecheck) before accepting it; "
+                 "the default when compute-sanitizer is found, an error when it is not");
+  tune->add_flag("--no-sanitize", *no_sanitize, "accept CUDA winners without compute-sanitizer");
+  tune->add_option("--sanitize-runners-up", t->sanitize_runners_up, "also sanitize this many runners-up of each bucket")
+      ->check(CLI::Range(0, 3));
+  tune->add_flag("--lock-clocks", t->lock_clocks,
+                 "lock the GPU's SM clock at its maximum for the session (nvidia-smi -lgc; needs the permission), "
+                 "reset at the end");
   tune->callback([=, &exit_code] {
     t->manifest = (*paths)["manifest"];
     t->variants_dir = (*paths)["variants"];
@@ -139,9 +177,24 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
       }
     }
     t->progress = !*no_progress;
+    if (*no_sanitize && t->sanitize_required) {
+      std::cerr << "kiln: error: --sanitize and --no-sanitize contradict each other\n";
+      exit_code = 2;
+      return;
+    }
+    t->sanitize = !*no_sanitize;
     t->strategy_options = strategy_options(*strategy_assignments, *budget);
     exit_code = tuner::tune(*t, std::cout, std::cerr);
   });
+
+  auto pf_device = std::make_shared<std::string>();
+  auto pf_json = std::make_shared<bool>(false);
+  auto* pf = app.add_subcommand("preflight", "Is this machine fit to measure on? GPU and CPU state, verdict "
+                                             "ready/degraded/refuse (exit code 3 on refuse)");
+  pf->add_option("--device", *pf_device, "device file (presets/devices/*.json): the GPU must be its GPU")
+      ->check(CLI::ExistingFile);
+  pf->add_flag("--json", *pf_json, "print the JSON stored with each tuning session");
+  pf->callback([=, &exit_code] { exit_code = preflight(*pf_device, *pf_json); });
 
   auto v = std::make_shared<tuner::VerifyOptions>();
   auto vpaths = std::make_shared<std::map<std::string, std::string>>();

@@ -88,7 +88,8 @@ ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::or
 
 ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
                      const std::filesystem::path& scratch_dir, const SilenceLimit& limit,
-                     const std::function<void(const nlohmann::ordered_json&)>& on_event, const Environment& environment) {
+                     const std::function<void(const nlohmann::ordered_json&)>& on_event, const Environment& environment,
+                     const std::vector<std::string>& launcher) {
   std::filesystem::create_directories(scratch_dir);
   std::filesystem::path plan_file =
       scratch_dir / (executable.filename().string() + ".plan." + std::to_string(getpid()) + ".json");
@@ -104,7 +105,9 @@ ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::or
   };
   ChildResult r;
   try {
-    r = run_child({executable.string(), "run", "--plan", plan_file.string()}, limit, on_line, environment);
+    std::vector<std::string> argv = launcher;
+    for (std::string a : {executable.string(), std::string("run"), std::string("--plan"), plan_file.string()}) argv.push_back(a);
+    r = run_child(argv, limit, on_line, environment);
   } catch (...) {
     std::filesystem::remove(plan_file);
     throw;
@@ -140,6 +143,20 @@ double median_of(const worklog::Measurement& m) {
 
 Problem problem_from_event(const nlohmann::ordered_json& event) { return problem_from_json(event.at("problem")); }
 
+nlohmann::ordered_json plan_for(const EvaluationContext& ctx, const std::string& name, const std::vector<Problem>& check,
+                                const std::vector<Problem>& bench) {
+  nlohmann::ordered_json plan = {{"seed", ctx.seed ^ std::hash<std::string>{}(name)},
+                                 {"checks_per_problem", ctx.checks_per_problem},
+                                 {"repetitions", ctx.repetitions},
+                                 {"check", nlohmann::ordered_json::array()},
+                                 {"bench", nlohmann::ordered_json::array()},
+                                 {"tolerance", nlohmann::ordered_json::object()}};
+  for (const auto& p : check) plan["check"].push_back(problem_to_json(p));
+  for (const auto& p : bench) plan["bench"].push_back(problem_to_json(p));
+  for (const auto& [dtype, tol] : ctx.manifest->tolerance) plan["tolerance"][dtype] = tol;
+  return plan;
+}
+
 std::string variant_hash(const EvaluationContext& ctx, std::size_t index) {
   return fnv1a64_hex(read_text(ctx.manifest->variants[index].source));
 }
@@ -168,20 +185,6 @@ double silence_limit(const EvaluationContext& ctx, const Position& at, const std
   }
   double limit = std::max(ctx.timeout_s, 10 * expected) * (1 + others_cores);
   return std::min(limit, kMaxTimeLimitSeconds);
-}
-
-nlohmann::ordered_json plan_for(const EvaluationContext& ctx, const std::string& name, const std::vector<Problem>& check,
-                                const std::vector<Problem>& bench) {
-  nlohmann::ordered_json plan = {{"seed", ctx.seed ^ std::hash<std::string>{}(name)},
-                                 {"checks_per_problem", ctx.checks_per_problem},
-                                 {"repetitions", ctx.repetitions},
-                                 {"check", nlohmann::ordered_json::array()},
-                                 {"bench", nlohmann::ordered_json::array()},
-                                 {"tolerance", nlohmann::ordered_json::object()}};
-  for (const auto& p : check) plan["check"].push_back(problem_to_json(p));
-  for (const auto& p : bench) plan["bench"].push_back(problem_to_json(p));
-  for (const auto& [dtype, tol] : ctx.manifest->tolerance) plan["tolerance"][dtype] = tol;
-  return plan;
 }
 
 // One child process over `check` then `bench`. Each result is stored the moment it arrives, with

@@ -25,6 +25,8 @@ RetryDecision retry_decision(const worklog::VariantFailure& f, const RunConditio
   if (!f.kiln_version.empty() && !now.kiln_version.empty() && f.kiln_version != now.kiln_version) {
     return {true, "Kiln changed since it failed (" + f.kiln_version + " -> " + now.kiln_version + ")"};
   }
+  // What compute-sanitizer found in the same code on the same checks, it finds again.
+  if (f.kind == FailureKind::sanitizer) return {false, retry_policy(f, now.busy_cores)};
   if (now.retry_failed) return {true, "asked to (--retry-failed)"};
   const bool quiet_now = now.others_cores && *now.others_cores <= now.busy_cores;
   if (f.kind == FailureKind::timeout) {
@@ -43,6 +45,9 @@ std::string retry_policy(const worklog::VariantFailure& f, double busy_cores) {
   if (f.kind == FailureKind::compile) {
     return "kept: a compile failure is deterministic (the same source, compiler and flags fail the same way; a change to "
            "any of them is a new context)";
+  }
+  if (f.kind == FailureKind::sanitizer) {
+    return "kept until the problems or Kiln change: compute-sanitizer's errors repeat on the same code and checks";
   }
   std::string when;
   if (f.kind == FailureKind::timeout) {

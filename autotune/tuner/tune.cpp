@@ -10,6 +10,8 @@
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <csignal>
 
 #include "device_spec.hpp"
 #include "evaluate.hpp"
@@ -19,9 +21,12 @@
 #include "interleave.hpp"
 #include "kiln/hash.hpp"
 #include "kiln/worklog/worklog.hpp"
+#include "preflight.hpp"
 #include "process.hpp"
 #include "record.hpp"
+#include "sanitize.hpp"
 #include "search.hpp"
+#include "tools.hpp"
 #include "select.hpp"
 #include "version.hpp"
 
@@ -154,6 +159,95 @@ std::size_t settle_near_ties(const EvaluationContext& ctx, const Record& record,
   return ran;
 }
 
+// The sanitizer gate: each bucket's winner (and, when asked, its runners-up) runs its checks under
+// compute-sanitizer before it is accepted. One with errors is recorded as a sanitizer failure
+// (with an attempt of its own) and the winners are chosen again without it, until every
+// bucket's choice is clean.
+void sanitize_winners(const EvaluationContext& ctx, const TuneOptions& o, const SelectionInput& in,
+                      const std::filesystem::path& sanitizer, std::vector<VariantOutcome>& outcomes, Record& record,
+                      std::ostream& out) {
+  const Manifest& m = *ctx.manifest;
+  auto hash_of = [&](std::size_t v) { return variant_hash(ctx, v); };
+  std::set<std::size_t> clean;
+  while (true) {
+    std::optional<std::size_t> next;
+    for (const auto& rb : record.buckets) {
+      if (!rb.winner) continue;
+      std::vector<std::string> names = {*rb.winner};
+      for (std::size_t k = 0; k < rb.contenders.size() && k < static_cast<std::size_t>(o.sanitize_runners_up); ++k) {
+        names.push_back(rb.contenders[k].variant);
+      }
+      for (const auto& n : names) {
+        std::size_t v = *m.variant_index(n);
+        if (!clean.count(v) && !next) next = v;
+      }
+    }
+    if (!next) return;
+    const std::string& name = m.variants[*next].name;
+    SanitizerResult s = sanitize_variant(ctx, *next, sanitizer);
+    if (s.clean) {
+      clean.insert(*next);
+      out << "kiln: " << name << ": compute-sanitizer " << (s.ran ? "clean (memcheck, racecheck)" : "skipped: " + s.detail)
+          << "\n";
+      continue;
+    }
+    out << "kiln: " << name << ": compute-sanitizer found errors; the next candidate is taken\n    " << s.detail << "\n";
+    worklog::VariantFailure f;
+    f.key = {ctx.context_key, m.kernel, name, variant_hash(ctx, *next)};
+    f.kind = FailureKind::sanitizer;
+    f.detail = s.detail;
+    f.session_id = ctx.session_id;
+    f.problem_set = problem_set_of(m, ctx.checks_per_problem);
+    f.kiln_version = kiln_version;
+    ctx.log->put_variant_failure(f);
+    worklog::Attempt a;
+    a.session_id = ctx.session_id;
+    a.kernel = m.kernel;
+    a.variant = name;
+    a.author = worklog::Author::kiln;
+    a.hypothesis = "a winner's checks under compute-sanitizer find no error the output comparison missed";
+    a.change = "sanitizer gate";
+    a.verdict = Verdict::failed;
+    a.failure_kind = FailureKind::sanitizer;
+    a.explanation = "sanitizer: " + s.detail;
+    a.tags = {"sanitizer", m.backend};
+    a.evidence = "failure " + ctx.context_key + "/" + name + "/" + f.key.variant_hash + " @" +
+                 ctx.log->variant_failure(f.key)->created_at;
+    ctx.log->add_attempt(a);
+    for (auto& oc : outcomes) {
+      if (oc.index != *next) continue;
+      oc.failure = FailureKind::sanitizer;
+      oc.detail = s.detail;
+      oc.score.reset();
+    }
+    record = select_winners(in, outcomes, hash_of);
+  }
+}
+
+// The machine's state before measuring. While other processes use the GPU, waits up to
+// busy_gpu_wait_s for them to leave; with allow_busy_gpu their presence only degrades the verdict.
+Preflight take_preflight(const TuneOptions& o, const std::string& backend, const DeviceSpec& spec, std::ostream& out) {
+  Preflight pf = judge(observe(backend, &spec));
+  auto start = std::chrono::steady_clock::now();
+  bool told = false;
+  while (!o.allow_busy_gpu && pf.refused_only_for_busy_gpu() &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < o.busy_gpu_wait_s) {
+    if (!told) out << "kiln: other processes use the GPU; waiting up to " << o.busy_gpu_wait_s << " s for them to leave\n";
+    told = true;
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    if (interrupted()) throw Interrupted(SIGINT);
+    pf = judge(observe(backend, &spec));
+  }
+  if (o.allow_busy_gpu) {
+    for (auto& f : pf.findings) {
+      if (f.code != "gpu_busy") continue;
+      f.level = Readiness::degraded;
+      f.text += " (tuning anyway: --allow-busy-gpu)";
+    }
+  }
+  return pf;
+}
+
 }  // namespace
 
 int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
@@ -169,6 +263,30 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     }
     Probe probe = run_probe(o.probe);
     if (auto why = mismatch(spec, probe)) throw std::runtime_error(*why);
+
+    Preflight preflight = take_preflight(o, m.backend, spec, out);
+    out << preflight.text();
+    if (preflight.verdict() == Readiness::refuse) {
+      err << "kiln: error: the preflight refuses to tune " << m.kernel << " on this machine";
+      for (const auto& f : preflight.findings) {
+        if (f.level == Readiness::refuse) err << "; " << f.text;
+      }
+      err << (preflight.refused_only_for_busy_gpu() ? " (wait for them to finish, or pass --allow-busy-gpu)" : "") << "\n";
+      return 3;
+    }
+    // Clocks held for the whole session, given back when it ends however it ends.
+    std::optional<ClockLock> clock_lock;
+    if (m.backend == "cuda") {
+      if (o.lock_clocks) {
+        clock_lock.emplace(preflight.seen);
+        preflight.clocks_locked = clock_lock->locked();
+        preflight.clocks_note = clock_lock->note();
+        out << "kiln: clocks " << (clock_lock->locked() ? "locked" : "not locked") << ": " << clock_lock->note() << "\n";
+      } else {
+        preflight.clocks_locked = false;
+        preflight.clocks_note = "not asked (kiln tune --lock-clocks)";
+      }
+    }
 
     std::string ctx_key = context_key(m, probe, o);
     log = worklog::Worklog::open(o.worklog);
@@ -199,6 +317,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     session.device = device.dump();
     session.context_key = ctx_key;
     session.note = "device file " + spec.name + ", seed " + std::to_string(seed);
+    session.preflight = preflight.to_json().dump();
     session_id = log->start_session(session);
 
     // Variants that already have an attempt in this context keep it: one attempt per variant.
@@ -330,6 +449,15 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     if (o.interleave_rounds > 0) {
       std::size_t again = settle_near_ties(ctx, record, outcomes, o.interleave_rounds, out);
       if (again > 0) record = select_winners(in, outcomes, hash_of);
+    }
+    if (m.backend == "cuda" && o.sanitize) {
+      if (auto sanitizer = find_tool("compute-sanitizer")) {
+        sanitize_winners(ctx, o, in, *sanitizer, outcomes, record, out);
+      } else if (o.sanitize_required) {
+        throw std::runtime_error("compute-sanitizer not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin); --sanitize needs it");
+      } else {
+        out << "kiln: compute-sanitizer not found: the winners are not sanitized (--no-sanitize says this is meant)\n";
+      }
     }
     std::size_t passed = record.counts.value("passed", std::size_t{0});
     std::size_t invalid = record.counts.value("invalid", std::size_t{0});

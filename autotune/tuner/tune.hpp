@@ -34,9 +34,16 @@ struct TuneOptions {
   bool retry_failed = false;   // measure again every variant whose stored failure is transient
   double quiet_wait_s = 5;     // longest wait for a quiet machine before each measurement
   int interleave_rounds = 2;   // turns each near-tie gets when re-measured A/B/A/B (0: none)
+  bool allow_busy_gpu = false; // tune even while other processes use the GPU (preflight says so)
+  double busy_gpu_wait_s = 60; // longest wait for other processes to leave the GPU before refusing
+  bool sanitize = true;        // CUDA: compute-sanitizer on each bucket's winner before it is accepted
+  bool sanitize_required = false;  // an error when compute-sanitizer is not found (kiln tune --sanitize)
+  int sanitize_runners_up = 0; // also sanitize this many runners-up of each bucket
+  bool lock_clocks = false;    // lock the GPU's SM clock at its maximum for the session (nvidia-smi -lgc)
 };
 
-// Returns the process exit code: 0 tuned, 1 an error (printed to err).
+// Returns the process exit code: 0 tuned, 1 an error (printed to err), 3 the preflight refused
+// the machine (another process on the GPU, another GPU than the device file's).
 int tune(const TuneOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace kiln::tuner

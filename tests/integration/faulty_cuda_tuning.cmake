@@ -2,7 +2,9 @@ cmake_minimum_required(VERSION 3.25)
 # Tunes a CUDA kernel with planted GPU faults through the installed Kiln, on this machine's GPU
 # (cmake -P, with KILN_BUILD, WORK and SOURCE set, and CUDA_COMPILER and CUDA_ARCHITECTURES from
 # the build under test). The build must complete; each fault must be recorded with its kind and
-# its own cause; a correct variant must win every bucket.
+# its own cause; a correct variant must win every bucket. The sanitizer gate (compute-sanitizer,
+# required here) runs on every passing variant, as winners and runners-up, so the one that writes
+# past its output is caught whatever its speed.
 include("${CMAKE_CURRENT_LIST_DIR}/run_step.cmake")
 
 # Without a GPU there is nothing to tune on: the test reports itself skipped (its
@@ -21,13 +23,15 @@ set(build "${WORK}/tuned")
 # architectures would not survive kiln_run's argument list.
 file(WRITE "${WORK}/cuda.cmake" "set(CMAKE_CUDA_COMPILER \"${CUDA_COMPILER}\" CACHE FILEPATH \"\")
 set(CMAKE_CUDA_ARCHITECTURES \"${CUDA_ARCHITECTURES}\" CACHE STRING \"\")
+set(KILN_TUNE_ARGS \"--sanitize;--sanitize-runners-up=3\" CACHE STRING \"\")
 ")
 # KILN_GPU=native: the device file is the one that describes the GPU here, whichever it is.
 kiln_run(COMMAND "${CMAKE_COMMAND}" -C "${WORK}/cuda.cmake" -S "${project}" -B "${build}" -G Ninja
          "-DCMAKE_PREFIX_PATH=${prefix}" -DKILN_TUNE=ON -DKILN_TUNE_BACKENDS=cuda -DKILN_GPU=native
          "-DKILN_RECORDS_DIR=${WORK}/records" -DKILN_UPDATE_RECORDS=ON)
 kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${build}" OUTPUT_VARIABLE out)
-kiln_expect("${out}" "saxpy_faulty_cuda on [^\n]*: 11 evaluated, 3 passed, 3 wrong, 5 failed to build or run" "the tally")
+kiln_expect("${out}" "saxpy_faulty_cuda__FAULToverrun_THREADS256: compute-sanitizer found errors" "the gate")
+kiln_expect("${out}" "saxpy_faulty_cuda on [^\n]*: 12 evaluated, 3 passed, 3 wrong, 6 failed to build or run" "the tally")
 
 # Each fault with its verdict/kind and the cause that proves it was the planted one. A block too
 # large is cudaErrorInvalidValue from CUDA 13 (seen on an H200), cudaErrorInvalidConfiguration
@@ -42,7 +46,16 @@ set(expected
   "nan:invalid/correctness:NaN or infinite"
   "unwritten:invalid/correctness:never written"
   "launch_config:failed/runtime:cudaErrorInvalid(Configuration|Value).* from cudaGetLastError"
-  "ptxas:failed/compile:uses too much shared data")
+  "ptxas:failed/compile:uses too much shared data"
+  # Measured first (kept or reverted), then failed by the gate: both attempts are in the log.
+  "overrun:keep|revert|failed/sanitizer")
+string(REGEX MATCH "\"failure_kind\": *\"sanitizer\"[^}]*Invalid __global__ write of size 4 bytes" gated "${log}")
+if(NOT gated)
+  string(REGEX MATCH "Invalid __global__ write of size 4 bytes[^}]*\"failure_kind\": *\"sanitizer\"" gated "${log}")
+endif()
+if(NOT gated)
+  message(FATAL_ERROR "no sanitizer failure with memcheck's invalid write in the log: ${log}")
+endif()
 kiln_expect_faults("${log}" "^saxpy_faulty_cuda__FAULT([a-z_]+)_THREADS[0-9]+$" ${expected})
 
 file(GLOB records "${WORK}/records/*/saxpy_faulty_cuda.record.json")

@@ -178,7 +178,7 @@ TEST_CASE("words from the command line parse, and unknown words name the choices
                       "unknown verdict 'kept' (expected keep, revert, invalid or failed)");
   REQUIRE_THROWS_WITH(parse_failure_kind("oom"),
                       "unknown failure kind 'oom' (expected constraint, compile, crash, timeout, "
-                      "runtime or correctness)");
+                      "runtime, correctness or sanitizer)");
   for (const Verdict v : {Verdict::keep, Verdict::revert, Verdict::invalid, Verdict::failed}) {
     CHECK(parse_verdict(to_string(v)) == v);
   }

@@ -227,3 +227,27 @@ TEST_CASE("the committed H200 worklog (version 1) migrates: medians become colum
   }
   CHECK(log.integrity_problems().empty());
 }
+
+TEST_CASE("version 3 takes the failure kind sanitizer, in attempts and variant failures, after migrating") {
+  kiln_test::TempDir dir("kiln-worklog");
+  const auto path = dir / "h200.sqlite";
+  std::filesystem::copy_file(std::filesystem::path(KILN_SOURCE_DIR) / "presets/records/h200/worklog.sqlite", path);
+  const auto attempts = query_int(path, "SELECT count(*) FROM attempts");
+  Worklog log = Worklog::open(path, OpenMode::existing);
+  REQUIRE(schema::latest_version() >= 3);
+  auto a = worklog_test::make_attempt("saxpy", "saxpy__FAULToverrun");
+  a.verdict = kiln::worklog::Verdict::failed;
+  a.failure_kind = kiln::worklog::FailureKind::sanitizer;
+  const auto id = log.add_attempt(a);
+  CHECK(log.attempt(id)->failure_kind == kiln::worklog::FailureKind::sanitizer);
+  kiln::worklog::VariantFailure f;
+  f.key = {"ctx", "saxpy", "saxpy__FAULToverrun", "h"};
+  f.kind = kiln::worklog::FailureKind::sanitizer;
+  f.detail = "Invalid __global__ write of size 4 bytes";
+  log.put_variant_failure(f);
+  CHECK(log.variant_failure(f.key)->kind == kiln::worklog::FailureKind::sanitizer);
+  CHECK(query_int(path, "SELECT count(*) FROM attempts") == attempts + 1);
+  CHECK(log.integrity_problems().empty());
+  // Still refused: a kind nobody defined.
+  CHECK_THROWS(log.database().exec("UPDATE attempts SET failure_kind = 'bogus' WHERE id = " + std::to_string(id), "bad kind"));
+}

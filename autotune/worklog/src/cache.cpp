@@ -52,7 +52,7 @@ VariantFailure read_failure(const sqlite::Statement& row) {
 
 bool disqualifies_variant(FailureKind kind) {
   return kind == FailureKind::compile || kind == FailureKind::crash ||
-         kind == FailureKind::timeout || kind == FailureKind::runtime;
+         kind == FailureKind::timeout || kind == FailureKind::runtime || kind == FailureKind::sanitizer;
 }
 
 }  // namespace
@@ -136,7 +136,7 @@ void Worklog::put_variant_failure(const VariantFailure& f) {
     throw Error(path() + ": cannot store the failure of " + k.variant + ": a '" +
                 std::string(to_string(f.kind)) +
                 "' failure belongs to a problem, not to the variant (expected compile, crash, "
-                "timeout or runtime)");
+                "timeout, runtime or sanitizer)");
   }
   sqlite::Transaction transaction(db_, "store a variant failure");
   sqlite::Statement upsert = db_.prepare(

@@ -13,8 +13,8 @@ namespace {
 
 // The stored spelling of each enumerator, in declaration order.
 constexpr std::array<std::string_view, 4> verdict_names{"keep", "revert", "invalid", "failed"};
-constexpr std::array<std::string_view, 6> failure_kind_names{
-    "constraint", "compile", "crash", "timeout", "runtime", "correctness"};
+constexpr std::array<std::string_view, 7> failure_kind_names{
+    "constraint", "compile", "crash", "timeout", "runtime", "correctness", "sanitizer"};
 constexpr std::array<std::string_view, 2> author_names{"kiln", "person"};
 constexpr std::array<std::string_view, 6> link_kind_names{"enables",     "blocks",   "similar",
                                                           "contradicts", "supports", "refines"};

@@ -14,9 +14,10 @@ namespace kiln::worklog::schema {
 
 namespace {
 
-constexpr std::array<Migration, 2> all_migrations{{
+constexpr std::array<Migration, 3> all_migrations{{
     {1, "sessions, attempts, links, full-text search, measurement cache", &create_version_1},
     {2, "medians, spreads and quietness of measurements; conditions of failures; preflight; evidence", &create_version_2},
+    {3, "the failure kind sanitizer", &create_version_3},
 }};
 
 // What the file says about itself before we touch it.

@@ -2,7 +2,9 @@
 // costs only its own variant and is recorded with the right kind: a write far outside any
 // allocation and a trap (the device reports an error: runtime), an endless loop on the device
 // (timeout), a launch the runtime refuses (runtime), more static shared memory than any GPU has
-// (ptxas fails: compile), a wrong answer, a NaN and an output left unwritten (correctness).
+// (ptxas fails: compile), a wrong answer, a NaN and an output left unwritten (correctness), and a
+// write one element past the output with every value right, which only compute-sanitizer's
+// memcheck sees (sanitizer).
 // The FAULT == none variants are correct.
 #pragma once
 #include <cuda_runtime.h>
@@ -49,6 +51,12 @@ __global__ void saxpy_kernel(float a, const float* x, const float* y, float* out
     if (i == 0) v = __int_as_float(0x7FC00000);
   }
   if (i < end) out[i] = v;
+  if constexpr (Config::FAULT == "overrun") {
+    // One element past the output, which is allocated exactly n floats; the problems' n are not
+    // multiples of 128, so the stray write lands in the allocation's padding and no value is
+    // disturbed: only memcheck can tell.
+    if (i == n - 1) out[n] = v;
+  }
 }
 
 class SaxpyCudaWorkload final : public kiln::Workload {

@@ -13,7 +13,8 @@ namespace kiln::worklog {
 // What became of an attempt: kept (the new best), reverted (measured, not better), invalid
 // (the measurement or the output cannot be trusted), failed (did not build or run).
 enum class Verdict { keep, revert, invalid, failed };
-enum class FailureKind { constraint, compile, crash, timeout, runtime, correctness };
+// sanitizer: compute-sanitizer found an error in a winner (memcheck, racecheck) that the checks missed.
+enum class FailureKind { constraint, compile, crash, timeout, runtime, correctness, sanitizer };
 enum class Author { kiln, person };
 enum class LinkKind { enables, blocks, similar, contradicts, supports, refines };
 enum class Phase { check, bench };

@@ -1,0 +1,74 @@
+#include "sanitize.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace kiln::tuner {
+namespace {
+
+// compute-sanitizer's exit code when it found errors (--error-exitcode): one no variant uses.
+constexpr int kErrorExit = 86;
+
+}  // namespace
+
+std::string sanitizer_errors(const std::string& log, std::size_t max_lines) {
+  std::istringstream in(log);
+  std::string line, out;
+  std::size_t kept = 0;
+  while (std::getline(in, line) && kept < max_lines) {
+    // Its report lines start with "========= "; the harness's own output does not.
+    if (line.rfind("========= ", 0) != 0) continue;
+    std::string text = line.substr(10);
+    auto first = text.find_first_not_of(' ');
+    if (first == std::string::npos || text.rfind("COMPUTE-SANITIZER", 0) == 0) continue;
+    text = text.substr(first);
+    // The first line of each error, where it was and the summary; not the host backtrace.
+    bool useful = text.rfind("Invalid", 0) == 0 || text.find("hazard") != std::string::npos ||
+                  text.rfind("Race", 0) == 0 || text.rfind("Error", 0) == 0 || text.rfind("at ", 0) == 0 ||
+                  text.rfind("by thread", 0) == 0 || text.rfind("Address", 0) == 0 ||
+                  text.rfind("ERROR SUMMARY", 0) == 0 || text.rfind("RACECHECK SUMMARY", 0) == 0 ||
+                  text.rfind("Uninitialized", 0) == 0;
+    if (!useful) continue;
+    if (!out.empty()) out += "\n";
+    out += text;
+    ++kept;
+  }
+  return out;
+}
+
+SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index, const std::filesystem::path& sanitizer) {
+  const Manifest& m = *ctx.manifest;
+  const std::string& name = m.variants[index].name;
+  const std::vector<Problem>& checks = m.checks.empty() ? m.problems : m.checks;
+  SanitizerResult result;
+  for (const char* tool : {"memcheck", "racecheck"}) {
+    std::filesystem::create_directories(ctx.scratch_dir);
+    const std::filesystem::path log = ctx.scratch_dir / (name + "." + tool + ".log");
+    std::filesystem::remove(log);
+    // The sanitizer slows a kernel down by one or two orders of magnitude.
+    auto limit = [&] { return std::chrono::duration<double>(std::min(100 * ctx.timeout_s, kMaxTimeLimitSeconds)); };
+    ChildResult r = run_plan(ctx.variants_dir / name, plan_for(ctx, name, checks, {}), ctx.scratch_dir, SilenceLimit(limit),
+                             [](const nlohmann::ordered_json&) {}, ctx.environment,
+                             {sanitizer.string(), "--tool", tool, "--error-exitcode", std::to_string(kErrorExit),
+                              "--log-file", log.string()});
+    std::string text;
+    if (std::filesystem::exists(log)) text = read_text(log);
+    if (!r.timed_out && r.signal == 0 && r.exit_code == kErrorExit) {
+      result.ran = true;
+      result.clean = false;
+      result.detail = std::string(tool) + ": " + sanitizer_errors(text);
+      return result;
+    }
+    if (!r.exited_cleanly()) {
+      result.ran = false;
+      result.detail = std::string("compute-sanitizer --tool ") + tool + " did not finish the checks (" + r.describe() + ")" +
+                      (text.empty() ? "" : ": " + sanitizer_errors(text, 4));
+      return result;
+    }
+    result.ran = true;
+  }
+  result.detail = "memcheck and racecheck found nothing";
+  return result;
+}
+
+}  // namespace kiln::tuner

@@ -1,0 +1,26 @@
+// The sanitizer gate: before a CUDA winner is accepted, its checks run again under
+// compute-sanitizer (memcheck, then racecheck), which sees what a comparison of outputs cannot:
+// a write past the output's allocation, an uninitialised read, a race on shared memory.
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "evaluate.hpp"
+
+namespace kiln::tuner {
+
+struct SanitizerResult {
+  bool ran = false;     // false: the sanitizer could not run the variant (detail says why)
+  bool clean = true;    // no error reported
+  std::string detail;   // the tool and its first errors, or why it did not run
+};
+
+// The error lines of a compute-sanitizer log ("Invalid __global__ write of size 4 bytes", the
+// place, "ERROR SUMMARY: 1 error"), at most `max_lines`.
+std::string sanitizer_errors(const std::string& log, std::size_t max_lines = 8);
+
+// Runs the variant's checks (the space's checks, or its problems when it has none) under each
+// tool in turn; stops at the first that reports errors.
+SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index, const std::filesystem::path& sanitizer);
+
+}  // namespace kiln::tuner

@@ -1,0 +1,43 @@
+// The sanitizer gate's reading of compute-sanitizer's log (text as memcheck 2025 prints it) and
+// its failures kept as deterministic.
+#include "kiln_catch.hpp"
+#include "retry.hpp"
+#include "sanitize.hpp"
+
+TEST_CASE("memcheck's log gives the error, where it was, and the summary, not the backtrace", "[sanitize]") {
+  const std::string log =
+      "========= COMPUTE-SANITIZER\n"
+      "{\"event\": \"start\"}\n"
+      "========= Invalid __global__ write of size 4 bytes\n"
+      "=========     at void faulty::saxpy_kernel<Config>(float, const float *, const float *, float *, long, long, "
+      "const volatile int *)+0x2d0\n"
+      "=========     by thread (232,0,0) in block (3,0,0)\n"
+      "=========     Address 0x7f3a4e000fa4 is out of bounds\n"
+      "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+      "=========         Host Frame: [0x2e2a5f] in libcuda.so.1\n"
+      "========= \n"
+      "========= ERROR SUMMARY: 1 error\n";
+  const std::string e = kiln::tuner::sanitizer_errors(log);
+  CHECK(e.rfind("Invalid __global__ write of size 4 bytes\nat void faulty::saxpy_kernel", 0) == 0);
+  CHECK(e.find("by thread (232,0,0) in block (3,0,0)") != std::string::npos);
+  CHECK(e.find("ERROR SUMMARY: 1 error") != std::string::npos);
+  CHECK(e.find("Host Frame") == std::string::npos);
+  CHECK(e.find("event") == std::string::npos);
+  CHECK(kiln::tuner::sanitizer_errors(log, 1) == "Invalid __global__ write of size 4 bytes");
+  CHECK(kiln::tuner::sanitizer_errors("========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n") ==
+        "ERROR SUMMARY: 0 errors");
+}
+
+TEST_CASE("a sanitizer failure is kept, even on request, until the problems or Kiln change", "[sanitize]") {
+  kiln::worklog::VariantFailure f;
+  f.kind = kiln::worklog::FailureKind::sanitizer;
+  f.problem_set = "a";
+  f.kiln_version = "1";
+  kiln::tuner::RunConditions now;
+  now.problem_set = "a";
+  now.kiln_version = "1";
+  now.retry_failed = true;
+  CHECK_FALSE(kiln::tuner::retry_decision(f, now).retry);
+  now.problem_set = "b";
+  CHECK(kiln::tuner::retry_decision(f, now).retry);
+}
