@@ -41,7 +41,7 @@ set(expected
   "none:keep|revert"
   "illegal_address:failed/runtime:cudaErrorIllegalAddress"
   "trap:failed/runtime:cudaErrorLaunchFailure"
-  "hang:failed/timeout:silent past the time limit"
+  "hang:failed/timeout:no progress reported for"
   "wrong:invalid/correctness:relative L2 error"
   "nan:invalid/correctness:NaN or infinite"
   "unwritten:invalid/correctness:never written"
