@@ -1,4 +1,4 @@
-// Variant sources and variants.cmake. Everything that reaches these files has been validated:
+// Variant sources. Everything that reaches these files has been validated:
 // names are identifiers, values are integers or identifiers, the include path and the workload
 // name use safe characters. The only text taken as is, the space file's name in the first-line
 // comment, has its control characters replaced.
@@ -69,26 +69,9 @@ std::string variant_source(const Space& space, const Variant& variant) {
   return out;
 }
 
-std::string variants_cmake(const Space& space, const Enumeration& enumeration) {
-  std::string out = generated_notice(space, "#");
-  out += "set(KILN_BACKEND \"" + space.backend + "\")\n";
-  out += "set(KILN_SPACE_HASH \"" + space.hash + "\")\n";
-  out += "set(KILN_DEFAULT_VARIANT \"" + enumeration.variants[enumeration.default_index].name + "\")\n";
-  out += "set(KILN_VARIANTS\n";
-  for (const Variant& v : enumeration.variants) out += "  " + v.name + "\n";
-  out += ")\n";
-  out += "set(KILN_VARIANT_SOURCES\n";
-  for (const Variant& v : enumeration.variants) {
-    out += "  \"${CMAKE_CURRENT_LIST_DIR}/" + variant_source_path(space, v).generic_string() + "\"\n";
-  }
-  out += ")\n";
-  return out;
-}
-
 std::vector<OutputFile> render_outputs(const Space& space, const Target& target, const Enumeration& enumeration) {
   std::vector<OutputFile> files;
   for (const Variant& v : enumeration.variants) files.push_back({variant_source_path(space, v), variant_source(space, v)});
-  files.push_back({"variants.cmake", variants_cmake(space, enumeration)});
   files.push_back({"manifest.json", manifest(space, target, enumeration).dump(2) + "\n"});
   return files;
 }

@@ -24,14 +24,11 @@ std::filesystem::path variant_source_path(const Space& space, const Variant& var
 // The source of one variant: Config with the parameters, and the KILN_*_VARIANT registration.
 std::string variant_source(const Space& space, const Variant& variant);
 
-// variants.cmake: KILN_VARIANTS, KILN_VARIANT_SOURCES, KILN_BACKEND, KILN_DEFAULT_VARIANT,
-// KILN_SPACE_HASH.
-std::string variants_cmake(const Space& space, const Enumeration& enumeration);
 
 // manifest.json as a JSON value (keys in the README's order).
 nlohmann::ordered_json manifest(const Space& space, const Target& target, const Enumeration& enumeration);
 
-// Every output: the variant sources in enumeration order, then variants.cmake, then manifest.json.
+// Every output: the variant sources in enumeration order, then manifest.json.
 std::vector<OutputFile> render_outputs(const Space& space, const Target& target, const Enumeration& enumeration);
 
 struct WriteReport {
