@@ -1,5 +1,7 @@
 #include "device_spec.hpp"
 
+#include "kiln/gen/json_reader.hpp"
+
 #include <cctype>
 #include <chrono>
 #include <fstream>
@@ -10,14 +12,7 @@
 namespace kiln::tuner {
 
 DeviceSpec load_device_spec(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(file.string() + ": cannot open device file");
-  nlohmann::ordered_json j;
-  try {
-    j = nlohmann::ordered_json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(file.string() + ": malformed JSON: " + e.what());
-  }
+  const nlohmann::ordered_json j = gen::read_json_file(file).root;
   auto fail = [&](const std::string& what) { return std::runtime_error(file.string() + ": " + what); };
   if (!j.is_object() || j.value("kiln_device", 0) != 1) throw fail("not a Kiln device file (kiln_device: 1)");
   DeviceSpec spec;

@@ -1,5 +1,7 @@
 #include "manifest.hpp"
 
+#include "kiln/gen/json_reader.hpp"
+
 #include <fstream>
 #include <stdexcept>
 
@@ -33,14 +35,8 @@ gen::Environment environment_of(const Problem& p) {
 }
 
 Manifest load_manifest(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(file.string() + ": cannot open manifest (run `kiln generate` first)");
-  nlohmann::ordered_json j;
-  try {
-    j = nlohmann::ordered_json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(file.string() + ": malformed manifest: " + e.what());
-  }
+  if (!std::filesystem::exists(file)) throw std::runtime_error(file.string() + ": no manifest (run `kiln generate` first)");
+  const nlohmann::ordered_json j = gen::read_json_file(file, gen::kMaxManifestBytes).root;
   if (j.value("kiln_manifest", 0) != 1) throw std::runtime_error(file.string() + ": not a Kiln manifest (kiln_manifest: 1)");
   Manifest m;
   m.file = file;

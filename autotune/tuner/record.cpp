@@ -1,5 +1,7 @@
 #include "record.hpp"
 
+#include "kiln/gen/json_reader.hpp"
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -114,15 +116,8 @@ Record record_from_json(const nlohmann::ordered_json& j, const std::string& orig
 }
 
 Record load_record(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(file.string() + ": cannot open record");
-  nlohmann::ordered_json j;
-  try {
-    j = nlohmann::ordered_json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(file.string() + ": malformed record: " + e.what());
-  }
-  return record_from_json(j, file.string());
+  // Records travel between machines: the same bounded, strict reading as space files.
+  return record_from_json(gen::read_json_file(file).root, file.string());
 }
 
 std::string record_text(const Record& r) { return record_to_json(r).dump(2) + "\n"; }

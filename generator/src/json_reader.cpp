@@ -23,7 +23,7 @@ using ordered_json = nlohmann::ordered_json;
 
 // Reads little more than kMaxJsonBytes (what is over tells a larger file): /dev/zero, a FIFO or a huge
 // file costs a bounded read, never unbounded memory. Opening does not wait for a FIFO's writer.
-std::string read_bytes(const std::filesystem::path& path, const std::string& label) {
+std::string read_bytes(const std::filesystem::path& path, const std::string& label, std::size_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) fail_at(label, "", std::string("cannot read the file: ") + std::strerror(errno));
   struct Closer {
@@ -37,7 +37,7 @@ std::string read_bytes(const std::filesystem::path& path, const std::string& lab
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   std::string text;
   char chunk[65536];
-  while (text.size() <= kMaxJsonBytes) {
+  while (text.size() <= max_bytes) {
     const ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n == 0) break;
     if (n < 0) {
@@ -196,17 +196,17 @@ std::string join(std::initializer_list<std::string_view> items) {
 
 }  // namespace
 
-JsonFile read_json_file(const std::filesystem::path& path) {
+JsonFile read_json_file(const std::filesystem::path& path, std::size_t max_bytes) {
   const std::string label = path.string();
-  return parse_json_text(label, read_bytes(path, label));
+  return parse_json_text(label, read_bytes(path, label, max_bytes), max_bytes);
 }
 
-JsonFile parse_json_text(std::string label, std::string bytes) {
+JsonFile parse_json_text(std::string label, std::string bytes, std::size_t max_bytes) {
   JsonFile file;
   file.label = std::move(label);
   file.bytes = std::move(bytes);
-  if (file.bytes.size() > kMaxJsonBytes) {
-    fail_at(file.label, "", "the file is larger than " + std::to_string(kMaxJsonBytes) + " bytes, the most Kiln reads");
+  if (file.bytes.size() > max_bytes) {
+    fail_at(file.label, "", "the file is larger than " + std::to_string(max_bytes) + " bytes, the most Kiln reads");
   }
   auto fail_at_byte = [&](std::size_t bytes_read, const std::string& what) {
     const auto [line, column] = line_and_column(file.bytes, bytes_read);

@@ -20,6 +20,8 @@ namespace kiln::gen {
 // deeply arrays and objects nest (checked on the bytes, before a tree is built).
 inline constexpr std::size_t kMaxJsonBytes = 1 << 20;
 inline constexpr std::size_t kMaxJsonDepth = 64;
+// A manifest lists every variant with its parameters: about 300 bytes each.
+inline constexpr std::size_t kMaxManifestBytes = 64u << 20;
 // The longest identifier a JSON string may hold where one is expected.
 inline constexpr std::size_t kMaxIdentifierBytes = 64;
 
@@ -38,9 +40,10 @@ struct JsonFile {
   nlohmann::ordered_json root;
 };
 
-JsonFile read_json_file(const std::filesystem::path& path);
+// `max_bytes` is larger only for files Kiln writes itself that grow with a space (a manifest).
+JsonFile read_json_file(const std::filesystem::path& path, std::size_t max_bytes = kMaxJsonBytes);
 // The same checks on bytes already in memory; `label` names them in messages.
-JsonFile parse_json_text(std::string label, std::string bytes);
+JsonFile parse_json_text(std::string label, std::string bytes, std::size_t max_bytes = kMaxJsonBytes);
 
 // "<label>: <what>", or "<label>: <pointer>: <what>" when pointer is not empty, passed through
 // kiln::escape_controls: one line of valid UTF-8 whatever the file's name or content.
