@@ -63,19 +63,14 @@ int compile(const CompileArgs& a) {
 }
 
 int header(const HeaderArgs& a) {
-  try {
-    tuner::Manifest m = tuner::load_manifest(a.manifest);
-    std::optional<tuner::Record> record;
-    if (!a.record.empty()) record = tuner::load_record(a.record);
-    std::vector<std::string> warnings;
-    std::string text = tuner::dispatch_header(m, record, warnings);
-    for (const auto& w : warnings) std::cerr << "kiln: warning: " << a.record << ": " << w << "\n";
-    tuner::write_if_changed(a.out, text);
-    return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "kiln: error: " << e.what() << "\n";
-    return 1;
-  }
+  tuner::Manifest m = tuner::load_manifest(a.manifest);
+  std::optional<tuner::Record> record;
+  if (!a.record.empty()) record = tuner::load_record(a.record);
+  std::vector<std::string> warnings;
+  std::string text = tuner::dispatch_header(m, record, warnings);
+  for (const auto& w : warnings) std::cerr << "kiln: warning: " << a.record << ": " << w << "\n";
+  tuner::write_if_changed(a.out, text);
+  return 0;
 }
 
 }  // namespace

@@ -47,55 +47,45 @@ std::string strategy_help() {
 }
 
 int replay(const ReplayArgs& a) {
-  try {
-    tuner::Manifest m = tuner::load_manifest(a.manifest);
-    auto log = worklog::Worklog::open(a.worklog, worklog::OpenMode::read_only);
-    auto scores = tuner::recorded_scores(log, m);
-    if (scores.size() != m.variants.size()) {
-      throw std::runtime_error("the worklog holds results for " + std::to_string(scores.size()) + " of " +
-                               std::to_string(m.variants.size()) + " variants; replay needs an exhaustive tuning first");
-    }
-    auto recorded = [&](std::size_t v) { return scores.at(v); };
-    tuner::SearchSpace space = tuner::SearchSpace::from(m);
-    auto exhaustive = tuner::make_searcher("exhaustive", space, {}, a.seed);
-    auto reference = tuner::replay(*exhaustive, recorded);
-    auto searcher = tuner::make_searcher(a.strategy, space, strategy_options(a.options, a.budget), a.seed);
-    auto result = tuner::replay(*searcher, recorded);
-    std::cout << "kiln: replayed " << searcher->name() << " (seed " << a.seed << ") on " << m.kernel << ": "
-              << result.evaluations.size() << " of " << m.variants.size() << " variants measured\n";
-    if (!reference.best || !result.best) {
-      std::cout << "  no variant passed\n";
-      return 1;
-    }
-    double best = *scores.at(*reference.best), found = *scores.at(*result.best);
-    std::cout << "  best of the space: " << m.variants[*reference.best].name << " " << best * 1e6 << " us\n"
-              << "  found:             " << m.variants[*result.best].name << " " << found * 1e6 << " us ("
-              << (found / best - 1) * 100 << "% slower)\n";
-    return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "kiln: error: " << e.what() << "\n";
+  tuner::Manifest m = tuner::load_manifest(a.manifest);
+  auto log = worklog::Worklog::open(a.worklog, worklog::OpenMode::read_only);
+  auto scores = tuner::recorded_scores(log, m);
+  if (scores.size() != m.variants.size()) {
+    throw std::runtime_error("the worklog holds results for " + std::to_string(scores.size()) + " of " +
+                             std::to_string(m.variants.size()) + " variants; replay needs an exhaustive tuning first");
+  }
+  auto recorded = [&](std::size_t v) { return scores.at(v); };
+  tuner::SearchSpace space = tuner::SearchSpace::from(m);
+  auto exhaustive = tuner::make_searcher("exhaustive", space, {}, a.seed);
+  auto reference = tuner::replay(*exhaustive, recorded);
+  auto searcher = tuner::make_searcher(a.strategy, space, strategy_options(a.options, a.budget), a.seed);
+  auto result = tuner::replay(*searcher, recorded);
+  std::cout << "kiln: replayed " << searcher->name() << " (seed " << a.seed << ") on " << m.kernel << ": "
+            << result.evaluations.size() << " of " << m.variants.size() << " variants measured\n";
+  if (!reference.best || !result.best) {
+    std::cout << "  no variant passed\n";
     return 1;
   }
+  double best = *scores.at(*reference.best), found = *scores.at(*result.best);
+  std::cout << "  best of the space: " << m.variants[*reference.best].name << " " << best * 1e6 << " us\n"
+            << "  found:             " << m.variants[*result.best].name << " " << found * 1e6 << " us ("
+            << (found / best - 1) * 100 << "% slower)\n";
+  return 0;
 }
 
 // kiln preflight: 0 ready or degraded, 3 refuse, 1 when the machine could not be looked at.
 int preflight(const std::string& device_file, bool json) {
-  try {
-    std::optional<tuner::DeviceSpec> spec;
-    if (!device_file.empty()) spec = tuner::load_device_spec(device_file);
-    // Without a device file: the CPU, and the GPU when nvidia-smi is there to ask.
-    std::string backend = spec ? spec->backend : (tuner::find_tool("nvidia-smi") ? "cuda" : "cpu");
-    tuner::Preflight p = tuner::judge(tuner::observe(backend, spec ? &*spec : nullptr));
-    if (json) {
-      std::cout << p.to_json().dump(2) << "\n";
-    } else {
-      std::cout << p.text();
-    }
-    return p.verdict() == tuner::Readiness::refuse ? 3 : 0;
-  } catch (const std::exception& e) {
-    std::cerr << "kiln: error: " << e.what() << "\n";
-    return 1;
+  std::optional<tuner::DeviceSpec> spec;
+  if (!device_file.empty()) spec = tuner::load_device_spec(device_file);
+  // Without a device file: the CPU, and the GPU when nvidia-smi is there to ask.
+  std::string backend = spec ? spec->backend : (tuner::find_tool("nvidia-smi") ? "cuda" : "cpu");
+  tuner::Preflight p = tuner::judge(tuner::observe(backend, spec ? &*spec : nullptr));
+  if (json) {
+    std::cout << p.to_json().dump(2) << "\n";
+  } else {
+    std::cout << p.text();
   }
+  return p.verdict() == tuner::Readiness::refuse ? 3 : 0;
 }
 
 }  // namespace
@@ -170,10 +160,8 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
     if (*timeout) {
       try {
         t->timeout_s = tuner::checked_time_limit(**timeout, "--timeout");
-      } catch (const std::exception& e) {
-        std::cerr << "kiln: error: " << e.what() << "\n";
-        exit_code = 2;
-        return;
+      } catch (const kiln::Error& e) {
+        throw CLI::ValidationError(e.what());  // a usage error: exit code 2
       }
     }
     t->progress = !*no_progress;

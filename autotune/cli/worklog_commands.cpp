@@ -207,16 +207,6 @@ const CLI::Validator& verdicts() {
   return validator;
 }
 
-template <class F>
-int guarded(F&& f) {
-  try {
-    return f();
-  } catch (const std::exception& e) {
-    std::cerr << "kiln: error: " << e.what() << "\n";
-    return 1;
-  }
-}
-
 }  // namespace
 
 void add_worklog_commands(CLI::App& app, int& exit_code) {
@@ -230,7 +220,7 @@ void add_worklog_commands(CLI::App& app, int& exit_code) {
   log->add_option("--session", l->session)->check(positive_id());
   log->add_option("--search", l->search, "full-text query over hypothesis, change, explanation, tags, variant");
   log->add_flag("--json", l->json, "print JSON");
-  log->callback([l, &exit_code] { exit_code = guarded([&] { return log_command(*l); }); });
+  log->callback([l, &exit_code] { exit_code = log_command(*l); });
 
   auto at = std::make_shared<AttemptArgs>();
   auto* attempt = app.add_subcommand("attempt", "Record an attempt of your own");
@@ -251,7 +241,7 @@ void add_worklog_commands(CLI::App& app, int& exit_code) {
   attempt->add_option("--blocks", at->blocks);
   attempt->add_option("--tags", at->tags, "comma-separated");
   attempt->add_option("--floor", at->floor, "the physical floor, in the same unit")->check(finite_number());
-  attempt->callback([at, &exit_code] { exit_code = guarded([&] { return attempt_command(*at); }); });
+  attempt->callback([at, &exit_code] { exit_code = attempt_command(*at); });
 
   auto li = std::make_shared<LinkArgs>();
   auto* link = app.add_subcommand("link", "Link two attempts");
@@ -262,7 +252,7 @@ void add_worklog_commands(CLI::App& app, int& exit_code) {
       ->required()
       ->check(CLI::IsMember({"enables", "blocks", "similar", "contradicts", "supports", "refines"}));
   link->add_option("--note", li->note);
-  link->callback([li, &exit_code] { exit_code = guarded([&] { return link_command(*li); }); });
+  link->callback([li, &exit_code] { exit_code = link_command(*li); });
 
   auto re = std::make_shared<ReportArgs>();
   auto* report = app.add_subcommand("report", "Markdown: tuning records (winner, floor, ratio) and a session's journey");
@@ -272,7 +262,7 @@ void add_worklog_commands(CLI::App& app, int& exit_code) {
   report->add_option("--record", re->records, "tuning record(s) to tabulate")->check(CLI::ExistingFile);
   report->callback([re, &exit_code] {
     if (re->worklog.empty() && re->records.empty()) throw CLI::RequiredError("--worklog or --record");
-    exit_code = guarded([&] { return report_command(*re); });
+    exit_code = report_command(*re);
   });
 
   auto se = std::make_shared<SessionsArgs>();
@@ -280,7 +270,7 @@ void add_worklog_commands(CLI::App& app, int& exit_code) {
   sessions->add_option("--worklog", se->worklog)->required()->check(CLI::ExistingFile);
   sessions->add_option("--kernel", se->kernel, "only this kernel's sessions");
   sessions->add_flag("--json", se->json, "print JSON");
-  sessions->callback([se, &exit_code] { exit_code = guarded([&] { return sessions_command(*se); }); });
+  sessions->callback([se, &exit_code] { exit_code = sessions_command(*se); });
 }
 
 }  // namespace kiln::cli
