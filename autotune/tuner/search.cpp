@@ -66,6 +66,11 @@ std::optional<std::size_t> StrategyOptions::count(const std::string& key, std::s
   return static_cast<std::size_t>(v);
 }
 
+std::size_t StrategyOptions::budget(std::size_t whole) const {
+  const std::size_t b = count("budget", whole).value_or(0);
+  return b > 0 ? b : (whole + 2) / 3;
+}
+
 namespace {
 std::map<std::string, Strategy>& registry() {
   static std::map<std::string, Strategy> r;

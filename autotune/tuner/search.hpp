@@ -60,6 +60,8 @@ class StrategyOptions {
   const std::map<std::string, std::string>& values() const { return values_; }
   // A non-negative count, or a fraction of `whole` when the value is in (0, 1): "20", "0.15".
   std::optional<std::size_t> count(const std::string& key, std::size_t whole) const;
+  // The option `budget` of a budgeted strategy: its count, or a third of the space by default.
+  std::size_t budget(std::size_t whole) const;
 
  private:
   std::map<std::string, std::string> values_;

@@ -44,9 +44,7 @@ class RandomSearch final : public Searcher {
 KILN_REGISTER_STRATEGY({"random", "the default, then distinct variants drawn at random (the baseline for budgets)",
                         {{"budget", "distinct variants to measure: a count, or a fraction of the space (default 1/3)"}},
                         [](const SearchSpace& space, const StrategyOptions& o, std::uint64_t seed) -> std::unique_ptr<Searcher> {
-                          std::size_t budget = o.count("budget", space.size()).value_or(0);
-                          if (budget == 0) budget = (space.size() + 2) / 3;
-                          return std::make_unique<RandomSearch>(space, budget, seed);
+                          return std::make_unique<RandomSearch>(space, o.budget(space.size()), seed);
                         }});
 
 }  // namespace kiln::tuner
