@@ -114,15 +114,19 @@ bool check_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
       if (!passed && reason.empty()) {
         if (r.unwritten > 0) {
           reason = std::to_string(r.unwritten) + " of " + std::to_string(r.elements) + " elements of '" +
-                   r.output + "' were never written";
+                   r.output + "' were never written (the first at element " + std::to_string(r.first_unwritten_at) + ")";
         } else if (r.non_finite > 0) {
-          reason = std::to_string(r.non_finite) + " elements of '" + r.output + "' are NaN or infinite";
+          reason = std::to_string(r.non_finite) + " elements of '" + r.output + "' are NaN or infinite (the first at element " +
+                   std::to_string(r.first_non_finite_at) + ")";
         } else if (r.compared == 0) {
           reason = "no element of '" + r.output + "' was compared with the reference";
         } else {
-          char buf[160];
-          std::snprintf(buf, sizeof buf, "relative L2 error of '%s' is %.3g, above the %s tolerance %.3g",
-                        r.output.c_str(), r.rel_l2, r.dtype.c_str(), tol);
+          char buf[256];
+          std::snprintf(buf, sizeof buf,
+                        "relative L2 error of '%s' is %.3g, above the %s tolerance %.3g (largest error at element "
+                        "%lld: %.6g where the reference is %.6g)",
+                        r.output.c_str(), r.rel_l2, r.dtype.c_str(), tol, static_cast<long long>(r.worst_at),
+                        r.worst_value, r.worst_reference);
           reason = buf;
         }
       }

@@ -190,12 +190,16 @@ double silence_limit(const EvaluationContext& ctx, const Position& at, const std
 // One child process over `check` then `bench`. Each result is stored the moment it arrives, with
 // the quietness of the window it was measured in; a timing replaces a stored one only when it
 // was measured on a quieter machine (the other is kept in its JSON as superseded).
+// " while checking rows=3 cols=7", or nothing when the child ended before its first step.
+std::string located(const std::string& where) { return where.empty() ? std::string() : " " + where; }
+
 struct RunReport {
   ChildResult child;
   std::optional<FailureKind> reported;
   std::string reported_detail;
   Quietness quietness;                      // over the whole run
   std::vector<Problem> busy;                // timings taken while others were busy
+  std::string where;                        // the step the child was in when it ended
 };
 
 RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::string& hash, VariantOutcome& out,
@@ -275,6 +279,9 @@ RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::s
   report.quietness = ctx.watch.between(start, ContentionWatch::read());
   report.quietness.others_cores = std::max(report.quietness.others_cores, before.others_cores);
   report.quietness.waited_s = before.waited_s;
+  if (at.problem != nullptr) {
+    report.where = std::string(at.stage == "check" ? "while checking " : "while timing ") + at.problem->key();
+  }
   return report;
 }
 
@@ -370,16 +377,16 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
     const ChildResult& r = run.child;
     if (r.timed_out) {
       out.failure = FailureKind::timeout;
-      out.detail = r.describe() + "; " + run.quietness.describe() + " during the run";
+      out.detail = r.describe() + located(run.where) + "; " + run.quietness.describe() + " during the run";
     } else if (r.signal != 0) {
       out.failure = FailureKind::crash;
-      out.detail = r.describe() + (r.stderr_tail.empty() ? "" : ": " + first_lines(r.stderr_tail, 6));
+      out.detail = r.describe() + located(run.where) + (r.stderr_tail.empty() ? "" : ": " + first_lines(r.stderr_tail, 6));
     } else if (run.reported) {
       out.failure = run.reported;
       out.detail = run.reported_detail;
     } else if (r.exit_code != 0) {
       out.failure = FailureKind::runtime;
-      out.detail = r.describe() + (r.stderr_tail.empty() ? "" : ": " + first_lines(r.stderr_tail, 6));
+      out.detail = r.describe() + located(run.where) + (r.stderr_tail.empty() ? "" : ": " + first_lines(r.stderr_tail, 6));
     }
     if (out.failure) {
       // A correctness failure is cached as a failed check; the others disqualify the variant,

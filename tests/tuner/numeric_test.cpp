@@ -1,8 +1,10 @@
 // The harness's 16-bit conversions: exact round trips, and round-to-nearest-even against a
-// reference computed in double.
+// reference computed in double; and where a comparison locates bad elements.
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
+#include "kiln/check.hpp"
 #include "kiln/numeric.hpp"
 #include "kiln/rng.hpp"
 #include "kiln_catch.hpp"
@@ -61,4 +63,29 @@ TEST_CASE("every bf16 value survives float and back") {
     if (std::isnan(f)) continue;
     REQUIRE(kiln::bf16_from_float(f) == bits);
   }
+}
+
+TEST_CASE("a comparison says where the first bad element and the largest error are") {
+  kiln::Comparison c("out", "fp32");
+  c.f32(1.0f, 1.0);
+  c.f32(2.5f, 2.0);  // the largest error: element 1
+  c.written_f32(kiln::float_of_bits(kiln::poison::f32));
+  c.f32(std::numeric_limits<float>::quiet_NaN(), 1.0);
+  c.written_f32(std::numeric_limits<float>::infinity());
+  c.f32(3.1f, 3.0);
+  const kiln::CheckResult r = c.result();
+  CHECK(r.elements == 6);
+  CHECK(r.unwritten == 1);
+  CHECK(r.first_unwritten_at == 2);
+  CHECK(r.non_finite == 2);
+  CHECK(r.first_non_finite_at == 3);
+  CHECK(r.worst_at == 1);
+  CHECK(r.worst_value == 2.5);
+  CHECK(r.worst_reference == 2.0);
+
+  kiln::Comparison clean("out", "fp32");
+  clean.f32(1.0f, 1.0);
+  CHECK(clean.result().first_unwritten_at == -1);
+  CHECK(clean.result().first_non_finite_at == -1);
+  CHECK(clean.result().worst_at == 0);
 }

@@ -21,6 +21,14 @@ struct CheckResult {
   std::uint64_t non_finite = 0;   // NaN or infinity among the written elements
   double rel_l2 = 0.0;            // ||out - ref||_2 / ||ref||_2 over the compared elements
   double max_abs_err = 0.0;
+  // Where to look: positions in the order the workload examined the elements (its flat index
+  // when it walks the output in order), for the first unwritten and the first non-finite element
+  // and the compared element with the largest error, with its value and reference.
+  std::int64_t first_unwritten_at = -1;
+  std::int64_t first_non_finite_at = -1;
+  std::int64_t worst_at = -1;
+  double worst_value = 0.0;
+  double worst_reference = 0.0;
 };
 
 class Comparison {
@@ -48,13 +56,13 @@ class Comparison {
 
  private:
   bool examine(bool is_poison, float value) {
-    ++result_.elements;
+    const auto at = static_cast<std::int64_t>(result_.elements++);
     if (is_poison) {
-      ++result_.unwritten;
+      if (result_.unwritten++ == 0) result_.first_unwritten_at = at;
       return false;
     }
     if (!std::isfinite(value)) {
-      ++result_.non_finite;
+      if (result_.non_finite++ == 0) result_.first_non_finite_at = at;
       return false;
     }
     return true;
@@ -66,7 +74,12 @@ class Comparison {
     if (!examine(is_poison, value)) return;
     double e = static_cast<double>(value) - ref;
     err2_ += e * e;
-    if (std::fabs(e) > result_.max_abs_err) result_.max_abs_err = std::fabs(e);
+    if (std::fabs(e) > result_.max_abs_err || result_.worst_at < 0) {
+      result_.max_abs_err = std::fabs(e);
+      result_.worst_at = static_cast<std::int64_t>(result_.elements) - 1;
+      result_.worst_value = value;
+      result_.worst_reference = ref;
+    }
   }
 
   CheckResult result_;
