@@ -37,7 +37,12 @@ endif()
 # Resume: measurements already in the worklog are not taken again.
 file(REMOVE "${build}/kiln/saxpy_faulty/tune.stamp")
 kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${build}" OUTPUT_VARIABLE resumed)
-kiln_expect("${resumed}" "; 0 measured now" "every result taken from the worklog")
+# Only a timing the first run took while the machine was busy may be taken again (it is
+# retried once the machine is quiet); the rest comes from the worklog.
+string(REGEX MATCH "; ([0-9]+) measured now" _ "${resumed}")
+if(NOT DEFINED CMAKE_MATCH_1 OR CMAKE_MATCH_1 GREATER 1)
+  message(FATAL_ERROR "the resumed run measured again what the worklog holds:\n${resumed}")
+endif()
 message(STATUS "faulty tuning: every fault isolated and recorded with its kind")
 
 # kill -9 in the middle of a tuning run: the next run resumes, measuring only what was not finished.
