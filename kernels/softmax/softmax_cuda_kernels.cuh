@@ -1,18 +1,24 @@
 // CUDA row softmax: out[r, :] = softmax(in[r, :]) for fp32 and bf16 rows, fp32 math.
 //
-// A block holds ROWS_PER_BLOCK row groups of ROW_WARPS warps; each group owns one row at a time.
-// Every thread caches CACHE elements of its row in fp32 registers, loaded VEC_BYTES at a time:
-// chunk c of thread t covers the VEC elements starting at (c * ROW_THREADS + t) * VEC, so a warp's
-// load is one contiguous, coalesced span. The row is read from DRAM once and written once:
-//   load all chunks (every load in flight at once) -> max (warp shuffles, then one shared-memory
+// A row is owned by ROW_THREADS threads of one block (a few lanes of a warp for narrow rows, up to
+// the whole block for wide ones) and, with SPLIT > 1, by those threads in each of the SPLIT blocks
+// of a thread-block cluster (sm_90: the blocks exchange their partial max and sum through
+// distributed shared memory). A block holds THREADS / ROW_THREADS row groups; each group owns one
+// row at a time. Every thread caches CACHE elements of its row in fp32 registers, loaded VEC_BYTES
+// at a time: chunk c of row thread t covers the VEC elements starting at (c * SPAN + t) * VEC,
+// where SPAN = ROW_THREADS * SPLIT threads share the row, so a warp's load is one contiguous,
+// coalesced span (for sub-warp rows, the spans of neighbouring rows are neighbours too). The row is
+// read from DRAM once and written once:
+//   load all chunks (every load in flight at once) -> max (shuffles, then one shared-memory
 //   exchange between the group's warps) -> e = exp(x - max) in place, sum -> store e / sum.
 // A row whose start is not vector-aligned (cols * sizeof(T) not a multiple of VEC_BYTES) is split
 // into a few single elements up to the first aligned address, whole vectors, and a few single
 // elements at the end, so any width runs on full-width accesses.
-// Rows wider than the register cache (ROW_THREADS * CACHE) take a streaming path: an online
-// max/sum pass over cache-sized batches, then a write pass that re-reads the row (mostly from L2).
+// Rows wider than the register cache (SPAN * CACHE) take a streaming path: an online max/sum pass
+// over cache-sized batches, then a write pass that re-reads the row (mostly from L2).
 // Only in/out pointers of different alignment phases fall back to one element per access.
 #pragma once
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -26,16 +32,22 @@ template <class Config, class T>
 struct CudaTraits {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, __nv_bfloat16>, "fp32 or bf16 rows");
   static constexpr int kThreads = Config::THREADS;
-  static constexpr int kRowWarps = Config::ROW_WARPS;
-  static constexpr int kCache = Config::CACHE;          // fp32 registers of row cache per thread
-  static constexpr int kVecBytes = Config::VEC_BYTES;   // bytes per vector load / store
+  static constexpr int kRowThreads = Config::ROW_THREADS;  // threads of one block on one row
+  static constexpr int kSplit = Config::SPLIT;             // blocks of a cluster on one row
+  static constexpr int kCache = Config::CACHE;             // fp32 registers of row cache per thread
+  static constexpr int kVecBytes = Config::VEC_BYTES;      // bytes per vector load / store
   static constexpr int kVec = kVecBytes / static_cast<int>(sizeof(T));  // elements per vector
-  static constexpr int kRowThreads = 32 * kRowWarps;
+  static constexpr int kRowLanes = kRowThreads < 32 ? kRowThreads : 32;  // lanes of a row in a warp
+  static constexpr int kRowWarps = kRowThreads < 32 ? 1 : kRowThreads / 32;
   static constexpr int kRowsPerBlock = kThreads / kRowThreads;
-  static constexpr int kRowCapacity = kRowThreads * kCache;  // widest row held in registers
+  static constexpr int kSpan = kRowThreads * kSplit;        // threads over one row
+  static constexpr int kRowCapacity = kSpan * kCache;       // widest row held in registers
 
   static_assert(kThreads % 32 == 0 && kThreads >= 32 && kThreads <= 1024, "THREADS: whole warps, at most 1024");
-  static_assert(kRowWarps >= 1 && kThreads % kRowThreads == 0, "a block holds whole row groups");
+  static_assert(kRowThreads >= 1 && (kRowThreads & (kRowThreads - 1)) == 0, "ROW_THREADS: a power of two");
+  static_assert(kThreads % kRowThreads == 0, "a block holds whole row groups");
+  static_assert(kSplit >= 1 && kSplit <= 16 && (kSplit & (kSplit - 1)) == 0, "SPLIT: 1, 2, 4, 8 or 16");
+  static_assert(kSplit == 1 || kRowsPerBlock == 1, "a split row fills its blocks");
   static_assert(kVecBytes == 4 || kVecBytes == 8 || kVecBytes == 16, "VEC_BYTES: 4, 8 or 16");
   static_assert(kVec >= 1 && kCache % kVec == 0, "CACHE must be a multiple of the vector's elements");
   static_assert(kCache >= 1 && kCache <= 128, "CACHE: 1..128 registers");
@@ -109,24 +121,41 @@ struct Packet {
   __device__ __forceinline__ static void store(T* p, const float* x) { __stcs(reinterpret_cast<Bits*>(p), pack(x)); }
 };
 
-__device__ __forceinline__ float warp_max(float v) {
+// Butterfly reductions over LANES consecutive lanes (a power of two up to 32); every lane of the
+// warp takes part, and xor offsets below LANES stay inside each lane group.
+template <int LANES>
+__device__ __forceinline__ float lanes_max(float v) {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  for (int offset = LANES / 2; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
 }
 
-__device__ __forceinline__ float warp_sum(float v) {
+template <int LANES>
+__device__ __forceinline__ float lanes_sum(float v) {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  for (int offset = LANES / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
   return v;
 }
 
-// Reduction over the ROW_WARPS warps of a row group; every thread of the block must call it (it
-// synchronises the block when a row spans several warps). `slots` is this group's shared array of
-// ROW_WARPS floats; callers alternate between two arrays so that consecutive reductions do not race.
+// Shared memory of the row reductions: max and sum slots per row group (none when a row lives in
+// one warp). The max slots of row n+1 are written only after every thread passed the sum barrier
+// of row n, which follows its reads of the max slots of row n (and likewise for the sum slots), so
+// one pair of arrays suffices.
+template <class Tr>
+struct ReduceSlots {
+  static constexpr int kGroups = Tr::kRowWarps > 1 ? Tr::kRowsPerBlock : 1;
+  float max[kGroups][Tr::kRowWarps];
+  float sum[kGroups][Tr::kRowWarps];
+  __device__ __forceinline__ float* max_of(int group) { return max[kGroups > 1 ? group : 0]; }
+  __device__ __forceinline__ float* sum_of(int group) { return sum[kGroups > 1 ? group : 0]; }
+};
+
+// Reduction over the ROW_THREADS threads of a row group in one block; every thread of the block
+// must call it (it synchronises the block when a row spans several warps). `slots` is this group's
+// shared array of ROW_WARPS floats.
 template <class Tr, bool kMax>
 __device__ __forceinline__ float row_reduce(float v, float* slots) {
-  v = kMax ? warp_max(v) : warp_sum(v);
+  v = kMax ? lanes_max<Tr::kRowLanes>(v) : lanes_sum<Tr::kRowLanes>(v);
   if constexpr (Tr::kRowWarps > 1) {
     const int lane = threadIdx.x % 32;
     const int warp_in_row = (threadIdx.x % Tr::kRowThreads) / 32;
@@ -134,19 +163,10 @@ __device__ __forceinline__ float row_reduce(float v, float* slots) {
     __syncthreads();
     const float identity = kMax ? -INFINITY : 0.0f;
     v = lane < Tr::kRowWarps ? slots[lane] : identity;
-    v = kMax ? warp_max(v) : warp_sum(v);
+    v = kMax ? lanes_max<32>(v) : lanes_sum<32>(v);
   }
   return v;
 }
-
-// Shared memory of the row reductions: max and sum slots per row group. The max slots of row n+1
-// are written only after every thread passed the sum barrier of row n, which follows its reads of
-// the max slots of row n (and likewise for the sum slots), so one pair of arrays suffices.
-template <class Tr>
-struct ReduceSlots {
-  float max[Tr::kRowsPerBlock][Tr::kRowWarps];
-  float sum[Tr::kRowsPerBlock][Tr::kRowWarps];
-};
 
 // Rows that fit the register cache: one DRAM read and one write per element.
 // V is the elements per access: Tr::kVec for aligned rows, 1 otherwise (cols % V == 0 required).
@@ -169,24 +189,45 @@ struct RowSplit {
   }
 };
 
+// The partial (max, sum of exp(x - max)) of one block's share of a split row, exchanged between
+// the blocks of a cluster through distributed shared memory. Two buffers, alternating per row:
+// a block writes buffer n % 2 for row n only after the cluster barrier of row n - 1, which every
+// block reaches after reading buffer (n - 2) % 2 -- so a buffer is never overwritten while read.
+struct Partial {
+  float max;
+  float sum;
+};
+
 // Rows that fit the register cache: one DRAM read and one write per element.
 // kPeel: rows may start unaligned (head and tail elements). Without it every row is known to be
 // whole aligned vectors, which saves the split's registers (a block more per SM for the widest
 // caches); launch() picks the instantiation.
+// With SPLIT > 1 the blocks of a cluster share each row: every block reduces its share to a max
+// and a sum of exp(x - its max), the cluster exchanges those pairs once, and each block rescales
+// its cached exps by exp(its max - row max) / row sum.
 template <class Tr, bool kPeel, class T>
 __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* __restrict__ in, T* __restrict__ out,
                                                                      std::int64_t rows, int cols) {
   constexpr int V = Tr::kVec;
   constexpr int kChunks = Tr::kCache / V;
-  constexpr int kStride = Tr::kRowThreads * V;  // elements between a thread's chunks
+  constexpr int kStride = Tr::kSpan * V;  // elements between a thread's chunks
   using P = Packet<T, V>;
   using P1 = Packet<T, 1>;
   __shared__ ReduceSlots<Tr> slots;
   const int group = threadIdx.x / Tr::kRowThreads;
-  const int t = threadIdx.x % Tr::kRowThreads;
+  int t = threadIdx.x % Tr::kRowThreads;
+  std::int64_t unit = blockIdx.x;  // the block, or the cluster, that owns a set of rows
+  std::int64_t units = gridDim.x;
+  [[maybe_unused]] __shared__ Partial partials[Tr::kSplit > 1 ? 2 : 1];
+  [[maybe_unused]] int parity = 0;
+  if constexpr (Tr::kSplit > 1) {
+    const int rank = static_cast<int>(blockIdx.x % Tr::kSplit);
+    t += rank * Tr::kRowThreads;
+    unit = blockIdx.x / Tr::kSplit;
+    units = gridDim.x / Tr::kSplit;
+  }
 
-  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * Tr::kRowsPerBlock; first < rows;
-       first += static_cast<std::int64_t>(gridDim.x) * Tr::kRowsPerBlock) {
+  for (std::int64_t first = unit * Tr::kRowsPerBlock; first < rows; first += units * Tr::kRowsPerBlock) {
     // Rows past the end still join the block's barriers; they only skip loads and stores.
     const std::int64_t row = first + group;
     const T* src = in + row * cols;
@@ -198,7 +239,7 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
       split.tail = 0;
     }
     // Chunk c of this thread starts c * kStride elements after its first vector, so every access
-    // is one base pointer plus an immediate offset; chunk c exists when c * kRowThreads < vec_limit.
+    // is one base pointer plus an immediate offset; chunk c exists when c * kSpan < vec_limit.
     const int vec_limit = static_cast<int>(split.vecs) - t;
     const T* body_src = src + split.head + t * V;
     T* body_dst = dst + split.head + t * V;
@@ -207,7 +248,7 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
     float x[kChunks][V];
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
-      if (c * Tr::kRowThreads < vec_limit) {
+      if (c * Tr::kSpan < vec_limit) {
         P::load_last(body_src + c * kStride, x[c]);
       } else {
 #pragma unroll
@@ -226,29 +267,53 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
     for (int c = 0; c < kChunks; ++c)
 #pragma unroll
       for (int k = 0; k < V; ++k) m = fmaxf(m, x[c][k]);
-    m = row_reduce<Tr, true>(m, slots.max[group]);
+    m = row_reduce<Tr, true>(m, slots.max_of(group));
+    // A block share without elements (a split row narrower than the cluster) has m = -inf; its
+    // exps must come out 0, not NaN.
+    const float m_exp = Tr::kSplit > 1 && m == -INFINITY ? 0.0f : m;
 
     // exp(x - m) as ex2((x - m) * log2 e): subtracting first keeps the argument exact to an ulp.
     // Missing elements hold -inf and give 0.
     float s = 0.0f;
     if constexpr (kPeel) {
-      head = exp2f((head - m) * kLog2e);
-      tail = exp2f((tail - m) * kLog2e);
+      head = exp2f((head - m_exp) * kLog2e);
+      tail = exp2f((tail - m_exp) * kLog2e);
       s = head + tail;
     }
 #pragma unroll
     for (int c = 0; c < kChunks; ++c)
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        x[c][k] = exp2f((x[c][k] - m) * kLog2e);
+        x[c][k] = exp2f((x[c][k] - m_exp) * kLog2e);
         s += x[c][k];
       }
-    s = row_reduce<Tr, false>(s, slots.sum[group]);
-    const float inv = 1.0f / s;
+    s = row_reduce<Tr, false>(s, slots.sum_of(group));
+    float inv = 1.0f / s;
+    if constexpr (Tr::kSplit > 1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      namespace cg = cooperative_groups;
+      cg::cluster_group cluster = cg::this_cluster();
+      if (threadIdx.x == 0) partials[parity] = {m, s};
+      cluster.sync();
+      float row_max = -INFINITY;
+#pragma unroll
+      for (int r = 0; r < Tr::kSplit; ++r) row_max = fmaxf(row_max, cluster.map_shared_rank(&partials[parity], r)->max);
+      float row_sum = 0.0f;
+#pragma unroll
+      for (int r = 0; r < Tr::kSplit; ++r) {
+        const Partial p = *cluster.map_shared_rank(&partials[parity], r);
+        if (p.max != -INFINITY) row_sum += p.sum * exp2f((p.max - row_max) * kLog2e);
+      }
+      inv = m == -INFINITY ? 0.0f : exp2f((m - row_max) * kLog2e) / row_sum;
+      parity ^= 1;
+#else
+      __trap();  // clusters need sm_90; launch() refuses SPLIT > 1 elsewhere
+#endif
+    }
 
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
-      if (c * Tr::kRowThreads < vec_limit) {
+      if (c * Tr::kSpan < vec_limit) {
 #pragma unroll
         for (int k = 0; k < V; ++k) x[c][k] *= inv;
         P::store(body_dst + c * kStride, x[c]);
@@ -264,6 +329,12 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
         P1::store(dst + tail_at, &tail);
       }
     }
+  }
+  if constexpr (Tr::kSplit > 1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // No block leaves while another may still read its partials.
+    cooperative_groups::this_cluster().sync();
+#endif
   }
 }
 
@@ -328,9 +399,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
       s = s * exp2f((m - m_new) * kLog2e) + batch_sum;
       m = m_new;
     }
-    const float row_max = row_reduce<Tr, true>(m, slots.max[group]);
+    const float row_max = row_reduce<Tr, true>(m, slots.max_of(group));
     const float scaled = m == -INFINITY ? 0.0f : s * exp2f((m - row_max) * kLog2e);
-    const float inv = 1.0f / row_reduce<Tr, false>(scaled, slots.sum[group]);
+    const float inv = 1.0f / row_reduce<Tr, false>(scaled, slots.sum_of(group));
 
     if (t < split.head) {
       head = exp2f((head - row_max) * kLog2e) * inv;
@@ -361,8 +432,39 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
 
 }  // namespace cuda_detail
 
+namespace cuda_detail {
+
+// The cached kernel over `rows`: a block per row group, or with SPLIT > 1 a cluster of SPLIT
+// blocks per row (grid-stride beyond the grid limit).
+template <class Tr, bool kPeel, class T>
+cudaError_t launch_cached(const T* in, T* out, std::int64_t rows, int cols, cudaStream_t stream) {
+  const std::int64_t groups = (rows + Tr::kRowsPerBlock - 1) / Tr::kRowsPerBlock;
+  constexpr std::int64_t kMaxUnits = 0x7FFFFFFF / Tr::kSplit;
+  const auto units = static_cast<unsigned>(groups < kMaxUnits ? groups : kMaxUnits);
+  if constexpr (Tr::kSplit == 1) {
+    softmax_cached_kernel<Tr, kPeel><<<units, Tr::kThreads, 0, stream>>>(in, out, rows, cols);
+    return cudaGetLastError();
+  } else {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(units * Tr::kSplit);
+    config.blockDim = dim3(Tr::kThreads);
+    config.stream = stream;
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = Tr::kSplit;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, softmax_cached_kernel<Tr, kPeel, T>, in, out, rows, cols);
+  }
+}
+
+}  // namespace cuda_detail
+
 // Enqueues the row softmax of a rows x cols row-major matrix on `stream` (T: float or
 // __nv_bfloat16; in and out device pointers that must not overlap). Returns the launch status.
+// SPLIT > 1 needs thread-block clusters (sm_90 and later).
 template <class Config, class T>
 cudaError_t launch(const T* in, T* out, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
   using Tr = CudaTraits<Config, T>;
@@ -379,11 +481,9 @@ cudaError_t launch(const T* in, T* out, std::int64_t rows, std::int64_t cols, cu
   if (!same_phase) {
     cuda_detail::softmax_streaming_kernel<Tr, 1><<<blocks, Tr::kThreads, 0, stream>>>(in, out, rows, cols);
   } else if (cols <= Tr::kRowCapacity && all_aligned) {
-    cuda_detail::softmax_cached_kernel<Tr, false>
-        <<<blocks, Tr::kThreads, 0, stream>>>(in, out, rows, static_cast<int>(cols));
+    return cuda_detail::launch_cached<Tr, false>(in, out, rows, static_cast<int>(cols), stream);
   } else if (cols <= Tr::kRowCapacity) {
-    cuda_detail::softmax_cached_kernel<Tr, true>
-        <<<blocks, Tr::kThreads, 0, stream>>>(in, out, rows, static_cast<int>(cols));
+    return cuda_detail::launch_cached<Tr, true>(in, out, rows, static_cast<int>(cols), stream);
   } else {
     cuda_detail::softmax_streaming_kernel<Tr, Tr::kVec><<<blocks, Tr::kThreads, 0, stream>>>(in, out, rows, cols);
   }

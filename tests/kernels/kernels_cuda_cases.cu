@@ -20,33 +20,43 @@ namespace kiln_test::cuda_cases {
 namespace {
 
 // softmax_cuda.space.json corners: block per row (the default), warp per row with 8-byte
-// accesses, four rows per block with a 1024-element cache, and the widest register cache.
+// accesses, four rows per block with a 1024-element cache, the widest block cache, four lanes per
+// row (sub-warp rows), and a row split over a cluster of four blocks (sm_90 only).
 struct SoftmaxBlockRow {
-  static constexpr int THREADS = 256, ROW_WARPS = 8, CACHE = 32, VEC_BYTES = 16;
+  static constexpr int THREADS = 256, ROW_THREADS = 256, SPLIT = 1, CACHE = 32, VEC_BYTES = 16;
 };
 struct SoftmaxWarpRow {
-  static constexpr int THREADS = 128, ROW_WARPS = 1, CACHE = 32, VEC_BYTES = 8;
+  static constexpr int THREADS = 128, ROW_THREADS = 32, SPLIT = 1, CACHE = 32, VEC_BYTES = 8;
 };
 struct SoftmaxFourRows {
-  static constexpr int THREADS = 512, ROW_WARPS = 4, CACHE = 8, VEC_BYTES = 16;
+  static constexpr int THREADS = 512, ROW_THREADS = 128, SPLIT = 1, CACHE = 8, VEC_BYTES = 16;
 };
 struct SoftmaxWidest {
-  static constexpr int THREADS = 1024, ROW_WARPS = 32, CACHE = 16, VEC_BYTES = 16;
+  static constexpr int THREADS = 1024, ROW_THREADS = 1024, SPLIT = 1, CACHE = 16, VEC_BYTES = 16;
+};
+struct SoftmaxLanes {
+  static constexpr int THREADS = 128, ROW_THREADS = 4, SPLIT = 1, CACHE = 8, VEC_BYTES = 8;
+};
+struct SoftmaxCluster {
+  static constexpr int THREADS = 512, ROW_THREADS = 512, SPLIT = 4, CACHE = 16, VEC_BYTES = 16;
 };
 
 // nbody_cuda.space.json corners: the default, the most register blocking, no blocking or split,
-// and the widest split.
+// the widest split, and the j range split over a cluster of eight blocks (sm_90 only).
 struct NbodyDefault {
-  static constexpr int THREADS = 256, BODIES = 4, JSPLIT = 8, UNROLL = 4;
+  static constexpr int THREADS = 256, BODIES = 4, JSPLIT = 8, UNROLL = 4, CLUSTER = 1;
 };
 struct NbodyBlocked {
-  static constexpr int THREADS = 512, BODIES = 8, JSPLIT = 16, UNROLL = 2;
+  static constexpr int THREADS = 512, BODIES = 8, JSPLIT = 16, UNROLL = 2, CLUSTER = 1;
 };
 struct NbodyPlain {
-  static constexpr int THREADS = 128, BODIES = 1, JSPLIT = 1, UNROLL = 8;
+  static constexpr int THREADS = 128, BODIES = 1, JSPLIT = 1, UNROLL = 8, CLUSTER = 1;
 };
 struct NbodySplit {
-  static constexpr int THREADS = 512, BODIES = 2, JSPLIT = 16, UNROLL = 8;
+  static constexpr int THREADS = 512, BODIES = 2, JSPLIT = 16, UNROLL = 8, CLUSTER = 1;
+};
+struct NbodyCluster {
+  static constexpr int THREADS = 128, BODIES = 1, JSPLIT = 4, UNROLL = 8, CLUSTER = 8;
 };
 
 class Stream {
@@ -189,20 +199,23 @@ SoftmaxRunners softmax_runners_for() {
 
 const std::map<std::string, SoftmaxRunners>& softmax_runners() {
   static const std::map<std::string, SoftmaxRunners> runners{
-      {"THREADS256_ROW_WARPS8_CACHE32_VEC_BYTES16", softmax_runners_for<SoftmaxBlockRow>()},
-      {"THREADS128_ROW_WARPS1_CACHE32_VEC_BYTES8", softmax_runners_for<SoftmaxWarpRow>()},
-      {"THREADS512_ROW_WARPS4_CACHE8_VEC_BYTES16", softmax_runners_for<SoftmaxFourRows>()},
-      {"THREADS1024_ROW_WARPS32_CACHE16_VEC_BYTES16", softmax_runners_for<SoftmaxWidest>()},
+      {"THREADS256_ROW_THREADS256_SPLIT1_CACHE32_VEC_BYTES16", softmax_runners_for<SoftmaxBlockRow>()},
+      {"THREADS128_ROW_THREADS32_SPLIT1_CACHE32_VEC_BYTES8", softmax_runners_for<SoftmaxWarpRow>()},
+      {"THREADS512_ROW_THREADS128_SPLIT1_CACHE8_VEC_BYTES16", softmax_runners_for<SoftmaxFourRows>()},
+      {"THREADS1024_ROW_THREADS1024_SPLIT1_CACHE16_VEC_BYTES16", softmax_runners_for<SoftmaxWidest>()},
+      {"THREADS128_ROW_THREADS4_SPLIT1_CACHE8_VEC_BYTES8", softmax_runners_for<SoftmaxLanes>()},
+      {"THREADS512_ROW_THREADS512_SPLIT4_CACHE16_VEC_BYTES16", softmax_runners_for<SoftmaxCluster>()},
   };
   return runners;
 }
 
 const std::map<std::string, Runner>& nbody_runners() {
   static const std::map<std::string, Runner> runners{
-      {"THREADS256_BODIES4_JSPLIT8_UNROLL4", &run_nbody<NbodyDefault>},
-      {"THREADS512_BODIES8_JSPLIT16_UNROLL2", &run_nbody<NbodyBlocked>},
-      {"THREADS128_BODIES1_JSPLIT1_UNROLL8", &run_nbody<NbodyPlain>},
-      {"THREADS512_BODIES2_JSPLIT16_UNROLL8", &run_nbody<NbodySplit>},
+      {"THREADS256_BODIES4_JSPLIT8_UNROLL4_CLUSTER1", &run_nbody<NbodyDefault>},
+      {"THREADS512_BODIES8_JSPLIT16_UNROLL2_CLUSTER1", &run_nbody<NbodyBlocked>},
+      {"THREADS128_BODIES1_JSPLIT1_UNROLL8_CLUSTER1", &run_nbody<NbodyPlain>},
+      {"THREADS512_BODIES2_JSPLIT16_UNROLL8_CLUSTER1", &run_nbody<NbodySplit>},
+      {"THREADS128_BODIES1_JSPLIT4_UNROLL8_CLUSTER8", &run_nbody<NbodyCluster>},
   };
   return runners;
 }
@@ -237,8 +250,19 @@ bool device_available(std::string& why) {
   return true;
 }
 
-std::vector<std::string> softmax_configs() { return names_of(softmax_runners()); }
-std::vector<std::string> nbody_configs() { return names_of(nbody_runners()); }
+// Configs that split work over a thread-block cluster run only where the device launches them.
+static std::vector<std::string> runnable(std::vector<std::string> names, const std::string& unclustered) {
+  int device = 0, clusters = 0;
+  KILN_CUDA_CHECK(cudaGetDevice(&device));
+  KILN_CUDA_CHECK(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device));
+  if (!clusters) {
+    std::erase_if(names, [&](const std::string& n) { return n.find(unclustered) == std::string::npos; });
+  }
+  return names;
+}
+
+std::vector<std::string> softmax_configs() { return runnable(names_of(softmax_runners()), "_SPLIT1_"); }
+std::vector<std::string> nbody_configs() { return runnable(names_of(nbody_runners()), "_CLUSTER1"); }
 
 std::vector<kiln::CheckResult> softmax_case(const std::string& config, std::int64_t rows, std::int64_t cols,
                                             const std::string& dtype, std::uint64_t seed, const Case& c) {

@@ -42,12 +42,16 @@ TEST_CASE("softmax cuda: configs pass on tails, alignments and both paths", "[so
   // cols 1001 and 16385: odd, so rows start at every alignment (single-element head and tail around
   // the vectors); 1030: rows alternately 16-byte and 8-byte aligned; 4104 and 20000: vector rows
   // with a partial last pass; 20000, 16385: wider than every register cache (streaming path) for
-  // some configs; 1: a single column.
+  // some configs; 1: a single column; 63 and 3: narrow rows at every alignment (sub-warp rows);
+  // 100003, 262144: few wide rows (split over a cluster); 3 on a split config leaves blocks of
+  // the cluster without elements.
   const struct {
     std::int64_t rows, cols;
     const char* dtype;
   } shapes[] = {{3, 1001, "bf16"},   {5, 1, "fp32"},      {1000, 4104, "bf16"}, {33, 20000, "fp32"},
-                {2, 16385, "bf16"},  {4001, 1030, "fp32"}, {7, 1030, "bf16"},    {300, 8192, "bf16"}};
+                {2, 16385, "bf16"},  {4001, 1030, "fp32"}, {7, 1030, "bf16"},    {300, 8192, "bf16"},
+                {777, 63, "bf16"},   {1000, 3, "fp32"},    {2, 100003, "fp32"},  {1, 262144, "bf16"},
+                {5, 40000, "bf16"}};
   for (const std::string& config : cc::softmax_configs()) {
     for (const auto& s : shapes) {
       INFO(config << " rows=" << s.rows << " cols=" << s.cols << " dtype=" << s.dtype);
