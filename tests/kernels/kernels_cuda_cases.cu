@@ -251,14 +251,15 @@ bool device_available(std::string& why) {
 }
 
 // Configs that split work over a thread-block cluster run only where the device launches them.
-static std::vector<std::string> runnable(std::vector<std::string> names, const std::string& unclustered) {
+static std::vector<std::string> runnable(const std::vector<std::string>& names, const std::string& unclustered) {
   int device = 0, clusters = 0;
   KILN_CUDA_CHECK(cudaGetDevice(&device));
   KILN_CUDA_CHECK(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device));
-  if (!clusters) {
-    std::erase_if(names, [&](const std::string& n) { return n.find(unclustered) == std::string::npos; });
+  std::vector<std::string> kept;
+  for (const std::string& name : names) {
+    if (clusters || name.find(unclustered) != std::string::npos) kept.push_back(name);
   }
-  return names;
+  return kept;
 }
 
 std::vector<std::string> softmax_configs() { return runnable(names_of(softmax_runners()), "_SPLIT1_"); }
