@@ -211,6 +211,7 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
   constexpr int V = Tr::kVec;
   constexpr int kChunks = Tr::kCache / V;
   constexpr int kStride = Tr::kSpan * V;  // elements between a thread's chunks
+  constexpr int kPeelSlots = V > Tr::kSpan ? (V - 1 + Tr::kSpan - 1) / Tr::kSpan : 1;
   using P = Packet<T, V>;
   using P1 = Packet<T, 1>;
   __shared__ ReduceSlots<Tr> slots;
@@ -243,7 +244,7 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
     const int vec_limit = static_cast<int>(split.vecs) - t;
     const T* body_src = src + split.head + t * V;
     T* body_dst = dst + split.head + t * V;
-    const std::int64_t tail_at = split.head + split.vecs * V + t;
+    const std::int64_t tail_at = split.head + split.vecs * V;
 
     float x[kChunks][V];
 #pragma unroll
@@ -255,14 +256,21 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
         for (int k = 0; k < V; ++k) x[c][k] = -INFINITY;
       }
     }
-    float head = -INFINITY;
-    float tail = -INFINITY;
-    if constexpr (kPeel) {
-      if (t < split.head) P1::load_last(src + t, &head);
-      if (t < split.tail) P1::load_last(src + tail_at, &tail);
+    // Head and tail elements (fewer than V each) spread over the row's threads: kPeelSlots each.
+    float head[kPeelSlots];
+    float tail[kPeelSlots];
+    float m = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < kPeelSlots; ++i) {
+      head[i] = tail[i] = -INFINITY;
+      if constexpr (kPeel) {
+        const int e = t + i * Tr::kSpan;
+        if (e < split.head) P1::load_last(src + e, &head[i]);
+        if (e < split.tail) P1::load_last(src + tail_at + e, &tail[i]);
+        m = fmaxf(m, fmaxf(head[i], tail[i]));
+      }
     }
 
-    float m = fmaxf(head, tail);
 #pragma unroll
     for (int c = 0; c < kChunks; ++c)
 #pragma unroll
@@ -276,9 +284,12 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
     // Missing elements hold -inf and give 0.
     float s = 0.0f;
     if constexpr (kPeel) {
-      head = exp2f((head - m_exp) * kLog2e);
-      tail = exp2f((tail - m_exp) * kLog2e);
-      s = head + tail;
+#pragma unroll
+      for (int i = 0; i < kPeelSlots; ++i) {
+        head[i] = exp2f((head[i] - m_exp) * kLog2e);
+        tail[i] = exp2f((tail[i] - m_exp) * kLog2e);
+        s += head[i] + tail[i];
+      }
     }
 #pragma unroll
     for (int c = 0; c < kChunks; ++c)
@@ -320,13 +331,17 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
       }
     }
     if constexpr (kPeel) {
-      if (t < split.head) {
-        head *= inv;
-        P1::store(dst + t, &head);
-      }
-      if (t < split.tail) {
-        tail *= inv;
-        P1::store(dst + tail_at, &tail);
+#pragma unroll
+      for (int i = 0; i < kPeelSlots; ++i) {
+        const int e = t + i * Tr::kSpan;
+        if (e < split.head) {
+          head[i] *= inv;
+          P1::store(dst + e, &head[i]);
+        }
+        if (e < split.tail) {
+          tail[i] *= inv;
+          P1::store(dst + tail_at + e, &tail[i]);
+        }
       }
     }
   }
@@ -348,6 +363,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
   constexpr int kChunks = Tr::kCache / Tr::kVec;
   constexpr int kStride = Tr::kRowThreads * V;
   constexpr int kBatchVecs = Tr::kRowThreads * kChunks;
+  constexpr int kPeelSlots = V > Tr::kRowThreads ? (V - 1 + Tr::kRowThreads - 1) / Tr::kRowThreads : 1;
   using P = Packet<T, V>;
   using P1 = Packet<T, 1>;
   __shared__ ReduceSlots<Tr> slots;
@@ -363,14 +379,25 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
     const std::int64_t vec_limit = split.vecs - t;  // as in the cached kernel, per batch below
     const T* body_src = src + split.head + t * V;
     T* body_dst = dst + split.head + t * V;
-    const std::int64_t tail_at = split.head + split.vecs * V + t;
+    const std::int64_t tail_at = split.head + split.vecs * V;
 
-    float head = -INFINITY;
-    float tail = -INFINITY;
-    if (t < split.head) P1::load_keep(src + t, &head);
-    if (t < split.tail) P1::load_keep(src + tail_at, &tail);
-    float m = fmaxf(head, tail);
-    float s = m == -INFINITY ? 0.0f : exp2f((head - m) * kLog2e) + exp2f((tail - m) * kLog2e);
+    // Head and tail elements (fewer than V each) spread over the row's threads: kPeelSlots each.
+    float head[kPeelSlots];
+    float tail[kPeelSlots];
+    float m = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < kPeelSlots; ++i) {
+      const int e = t + i * Tr::kRowThreads;
+      head[i] = tail[i] = -INFINITY;
+      if (e < split.head) P1::load_keep(src + e, &head[i]);
+      if (e < split.tail) P1::load_keep(src + tail_at + e, &tail[i]);
+      m = fmaxf(m, fmaxf(head[i], tail[i]));
+    }
+    float s = 0.0f;
+    if (m != -INFINITY) {
+#pragma unroll
+      for (int i = 0; i < kPeelSlots; ++i) s += exp2f((head[i] - m) * kLog2e) + exp2f((tail[i] - m) * kLog2e);
+    }
 
     for (std::int64_t batch = 0; batch < split.vecs; batch += kBatchVecs) {
       const std::int64_t limit = vec_limit - batch;
@@ -403,13 +430,17 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
     const float scaled = m == -INFINITY ? 0.0f : s * exp2f((m - row_max) * kLog2e);
     const float inv = 1.0f / row_reduce<Tr, false>(scaled, slots.sum_of(group));
 
-    if (t < split.head) {
-      head = exp2f((head - row_max) * kLog2e) * inv;
-      P1::store(dst + t, &head);
-    }
-    if (t < split.tail) {
-      tail = exp2f((tail - row_max) * kLog2e) * inv;
-      P1::store(dst + tail_at, &tail);
+#pragma unroll
+    for (int i = 0; i < kPeelSlots; ++i) {
+      const int e = t + i * Tr::kRowThreads;
+      if (e < split.head) {
+        head[i] = exp2f((head[i] - row_max) * kLog2e) * inv;
+        P1::store(dst + e, &head[i]);
+      }
+      if (e < split.tail) {
+        tail[i] = exp2f((tail[i] - row_max) * kLog2e) * inv;
+        P1::store(dst + tail_at + e, &tail[i]);
+      }
     }
     for (std::int64_t batch = 0; batch < split.vecs; batch += kBatchVecs) {
       const std::int64_t limit = vec_limit - batch;
