@@ -201,10 +201,12 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   single = std::max(single, 1e-7);
   // A batch long enough to time well and, where that costs at most a quarter second, covering
   // every input set, so that small problems are read from memory rather than from a cache a
-  // single input set would fit in. Long launches need no rotation to defeat the cache.
+  // single input set would fit in. Launches too long for that need no rotation to defeat the
+  // cache: they move their inputs at under 1 GB/s (four caches' worth of sets take over a quarter
+  // second), so where the inputs come from does not show; a partial cover would only multiply
+  // the timed work of every repetition.
   int count = static_cast<int>(std::clamp(std::ceil(device.batch_target_seconds() / single), 1.0, 10000.0));
-  int covering = static_cast<int>(std::min<double>(static_cast<double>(rotation), std::ceil(0.25 / single)));
-  count = std::max(count, covering);
+  if (static_cast<double>(rotation) * single <= 0.25) count = std::max(count, static_cast<int>(rotation));
   auto batch = device.prepare_batch(launch, count);
   double batch_seconds = batch->run_seconds();
   device.synchronize();
