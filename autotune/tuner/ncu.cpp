@@ -192,7 +192,8 @@ std::vector<NcuLaunch> launches_from_json(const nlohmann::json& j) {
     if (!l.is_object()) continue;
     NcuLaunch launch;
     launch.kernel = l.value("kernel", std::string{});
-    for (const auto& [name, v] : l.value("metrics", nlohmann::json::object()).items()) {
+    const nlohmann::json metrics = l.value("metrics", nlohmann::json::object());
+    for (const auto& [name, v] : metrics.items()) {
       if (v.is_object() && v.contains("value") && v.at("value").is_number()) {
         launch.metrics[name] = {v.at("value").get<double>(), v.value("unit", std::string{})};
       }
