@@ -60,11 +60,19 @@ nlohmann::json capture_launch_shapes(cudaStream_t stream, const std::function<vo
     cudaGetLastError();
     return nullptr;
   }
-  enqueue();
+  try {
+    enqueue();
+  } catch (...) {
+    // A launch that throws must not leave the stream capturing: every later launch would fail.
+    cudaStreamEndCapture(stream, &graph);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    throw;
+  }
   const bool captured = cudaStreamEndCapture(stream, &graph) == cudaSuccess && graph != nullptr;
   nlohmann::json shapes = nullptr;
   if (captured) {
-    // Capture order is launch order for a single stream; nodes come back in the order added.
+    // One stream: the nodes are its launches, in the order cudaGraphGetNodes lists them.
     std::size_t count = 0;
     std::vector<cudaGraphNode_t> nodes;
     if (cudaGraphGetNodes(graph, nullptr, &count) == cudaSuccess) {
