@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "numbers.hpp"
+
 namespace kiln::tuner {
 namespace {
 
@@ -16,12 +18,6 @@ std::optional<double> metric(const NcuLaunch& l, const std::string& name) {
 std::optional<double> number(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || !j.at(key).is_number()) return std::nullopt;
   return j.at(key).get<double>();
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
 }
 
 std::string count(double v) { return fixed(v, 0); }

@@ -6,6 +6,7 @@
 
 #include "bottleneck.hpp"
 #include "floors.hpp"
+#include "numbers.hpp"
 #include "kiln/text.hpp"
 #include "kiln/worklog/markdown.hpp"
 
@@ -18,17 +19,6 @@ std::string us(double s) {
   return buf;
 }
 
-std::string fixed_text(double v, int decimals) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-std::string ratio_text(double r) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", r);
-  return buf;
-}
 
 // Text from a record (it may come from another machine) as one safe table cell or line: no
 // control characters or bad UTF-8, no table separator, no HTML.
@@ -93,15 +83,15 @@ std::string bottleneck_row(const std::string& bucket, const std::string& problem
   const Bottleneck b = classify(m);
   std::string shape = "-";
   if (m.ctas) {
-    shape = fixed_text(*m.ctas, 0) + " CTAs";
-    if (m.sm_count) shape += " / " + fixed_text(*m.sm_count, 0) + " SMs";
-    if (m.ctas_per_sm && m.sm_count) shape += ", " + fixed_text(*m.ctas / (*m.ctas_per_sm * *m.sm_count), 2) + " waves";
+    shape = fixed(*m.ctas, 0) + " CTAs";
+    if (m.sm_count) shape += " / " + fixed(*m.sm_count, 0) + " SMs";
+    if (m.ctas_per_sm && m.sm_count) shape += ", " + fixed(*m.ctas / (*m.ctas_per_sm * *m.sm_count), 2) + " waves";
   }
   std::string occupancy = percent(m.achieved_occupancy_pct);
   if (m.theoretical_occupancy_pct) occupancy += " of " + percent(m.theoretical_occupancy_pct);
-  std::string registers = m.registers ? fixed_text(*m.registers, 0) : "-";
-  if (m.local_instructions && *m.local_instructions > 0) registers += ", " + fixed_text(*m.local_instructions, 0) + " local ld/st";
-  if (m.local_bytes && *m.local_bytes > 0) registers += ", " + fixed_text(*m.local_bytes, 0) + " B local";
+  std::string registers = m.registers ? fixed(*m.registers, 0) : "-";
+  if (m.local_instructions && *m.local_instructions > 0) registers += ", " + fixed(*m.local_instructions, 0) + " local ld/st";
+  if (m.local_bytes && *m.local_bytes > 0) registers += ", " + fixed(*m.local_bytes, 0) + " B local";
   std::string stall = m.stalls.empty() ? "-" : m.stalls.front().first;
   // Flags of every launch, named when the run has several.
   std::string flags;
@@ -163,7 +153,7 @@ std::string record_markdown(const Record& r) {
       md << "| " << safe(b.name) << " | " << safe(p.problem.key()) << " | " << safe(*b.winner) << " | " << us(p.time_s) << " | ";
       if (p.floor_s > 0) {
         double ratio = p.time_s / p.floor_s;
-        md << us(p.floor_s) << " | " << safe(p.bound) << " | " << ratio_text(ratio) << " | " << worklog::floor_reading(ratio) << " |\n";
+        md << us(p.floor_s) << " | " << safe(p.bound) << " | " << fixed(ratio, 2) << " | " << worklog::floor_reading(ratio) << " |\n";
       } else {
         md << "- | - | - | no floor (no rate for the declared work) |\n";
       }
