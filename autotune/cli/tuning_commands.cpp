@@ -12,6 +12,7 @@
 #include "device_spec.hpp"
 #include "manifest.hpp"
 #include "preflight.hpp"
+#include "profile.hpp"
 #include "process.hpp"
 #include "rebuild.hpp"
 #include "replay.hpp"
@@ -183,6 +184,27 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
       ->check(CLI::ExistingFile);
   pf->add_flag("--json", *pf_json, "print the JSON stored with each tuning session");
   pf->callback([=, &exit_code] { exit_code = preflight(*pf_device, *pf_json); });
+
+  auto po = std::make_shared<tuner::ProfileOptions>();
+  auto po_paths = std::make_shared<std::map<std::string, std::string>>();
+  auto* prof = app.add_subcommand("profile", "Nsight Compute (ncu) on each CUDA bucket's winner: throughputs, occupancy, "
+                                             "registers, launch shape, stalls; the bottleneck of each problem");
+  prof->add_option("--build", (*po_paths)["build"], "a build tree that tuned (a *-tune preset's build/<preset>)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  prof->add_option("--kernel", po->kernels, "only this kernel (repeatable; default: every tuned CUDA kernel)");
+  prof->add_option("--runners-up", po->runners_up, "also profile this many runners-up of each bucket")->check(CLI::Range(0, 10));
+  prof->add_option("--worklog", (*po_paths)["worklog"], "the worklog (default: the build's KILN_WORKLOG)")
+      ->check(CLI::ExistingFile);
+  prof->add_option("--ncu", (*po_paths)["ncu"], "ncu to use (default: PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)")
+      ->check(CLI::ExistingFile);
+  prof->add_option("--timeout", po->timeout_s, "seconds ncu may stay silent on one run")->check(CLI::Range(1.0, 24 * 3600.0));
+  prof->callback([=, &exit_code] {
+    po->build_dir = (*po_paths)["build"];
+    if (!(*po_paths)["worklog"].empty()) po->worklog = (*po_paths)["worklog"];
+    if (!(*po_paths)["ncu"].empty()) po->ncu = (*po_paths)["ncu"];
+    exit_code = tuner::profile(*po, std::cout, std::cerr);
+  });
 
   auto v = std::make_shared<tuner::VerifyOptions>();
   auto vpaths = std::make_shared<std::map<std::string, std::string>>();

@@ -166,21 +166,27 @@ int link_command(const LinkArgs& a) {
 }
 
 int report_command(const ReportArgs& a) {
-  for (const auto& r : a.records) std::cout << tuner::record_markdown(tuner::load_record(r)) << "\n";
-  if (a.worklog.empty()) return 0;
-  auto log = Worklog::open(a.worklog, OpenMode::read_only);
+  std::optional<Worklog> log;
+  if (!a.worklog.empty()) log.emplace(Worklog::open(a.worklog, OpenMode::read_only));
+  for (const auto& r : a.records) {
+    const tuner::Record record = tuner::load_record(r);
+    std::cout << tuner::record_markdown(record) << "\n";
+    // With the worklog: what limits each winner, from its profile or its recorded launch shape.
+    if (log) std::cout << tuner::bottleneck_markdown(record, *log) << "\n";
+  }
+  if (!log) return 0;
   std::int64_t session = a.session;
   if (session == 0) {
     // A resumed run that took every measurement from the cache records no attempt: the report
     // shows the newest session that recorded some.
-    auto latest = latest_session_with_attempts(log, a.kernel);
+    auto latest = latest_session_with_attempts(*log, a.kernel);
     if (!latest) {
       throw kiln::Error(a.worklog + ": no tuning session" + (a.kernel.empty() ? "" : " of kernel " + a.kernel) +
                         " recorded an attempt (`kiln sessions --worklog " + a.worklog + "` lists the sessions)");
     }
     session = *latest;
   }
-  std::cout << session_markdown(log, session);
+  std::cout << session_markdown(*log, session);
   return 0;
 }
 

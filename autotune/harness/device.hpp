@@ -33,6 +33,13 @@ class Device {
   // Seconds a batch should last for its timing to dwarf the timer's own cost.
   virtual double batch_target_seconds() const = 0;
   virtual std::unique_ptr<Batch> prepare_batch(const std::function<void(int)>& launch, int count) = 0;
+  // The kernel launches `launch(0)` makes, one JSON object each (grid, block, shared memory,
+  // registers, CTAs per SM: launch_shapes.hpp), without running them; null where the backend has
+  // no launches or they could not be read.
+  virtual nlohmann::json launch_shapes(const std::function<void(int)>& /*launch*/) { return nullptr; }
+  // Brackets the launches a profiler started with `--profile-from-start off` measures, so that it
+  // sees the variant's own kernels and not the ones that fill its inputs.
+  virtual void profile_range(bool /*begin*/) {}
 };
 
 std::unique_ptr<Device> make_device();

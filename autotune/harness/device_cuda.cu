@@ -1,12 +1,14 @@
 // CUDA backend: launches go to one stream; a batch is captured once into a CUDA graph and timed
 // with events around its replay, so host enqueue cost (~4 us a launch) does not hide short kernels.
 // When a workload's launches cannot be captured, the batch falls back to plain launches.
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <string>
 
 #include "device.hpp"
 #include "kiln/cuda_support.hpp"
+#include "launch_shapes.hpp"
 
 namespace kiln::harness {
 namespace {
@@ -105,6 +107,14 @@ class CudaDevice final : public Device {
   void check_launch() override { KILN_CUDA_CHECK(cudaGetLastError()); }
   std::size_t cache_bytes() const override { return static_cast<std::size_t>(props_.l2CacheSize); }
   double batch_target_seconds() const override { return 2e-3; }
+
+  nlohmann::json launch_shapes(const std::function<void(int)>& launch) override {
+    return capture_launch_shapes(stream_, [&] { launch(0); });
+  }
+  void profile_range(bool begin) override {
+    synchronize();
+    KILN_CUDA_CHECK(begin ? cudaProfilerStart() : cudaProfilerStop());
+  }
 
   std::unique_ptr<Batch> prepare_batch(const std::function<void(int)>& launch, int count) override {
     cudaGraph_t graph = nullptr;

@@ -2,6 +2,8 @@
 //
 //   <variant> info               one JSON object: kernel, variant, backend, parameters
 //   <variant> run --plan FILE    validates then times the plan's problems; one JSON line per event
+//   <variant> profile --plan FILE  runs each of the plan's bench problems once more inside a profiler
+//                                  range (for `ncu --profile-from-start off`), after one warm-up run
 //
 // Events go to the original standard output; anything the kernel's code prints is redirected to
 // standard error so it cannot corrupt the protocol. Between the results, "progress" events say
@@ -193,6 +195,8 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   }
   device.synchronize();
   progress.step("bench", index, "warm-up");
+  // How the variant launches (grid, block, shared memory), read from a capture that runs nothing.
+  const nlohmann::json launches = device.launch_shapes(launch);
   double single = 1e300;
   {
     auto one = device.prepare_batch(launch, 1);
@@ -246,7 +250,7 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   double var = 0;
   for (double x : s) var += (x - mean) * (x - mean);
   double stddev = s.size() > 1 ? std::sqrt(var / static_cast<double>(s.size() - 1)) : 0.0;
-  emit({{"event", "bench"},
+  nlohmann::ordered_json event = {{"event", "bench"},
         {"index", index},
         {"problem", problem_to_json(problem)},
         {"key", problem.key()},
@@ -261,13 +265,39 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
         {"iterations", iterations},
         {"batch", count},
         {"rotation", rotation},
-        {"method", batch->method()}});
+        {"method", batch->method()}};
+  if (!launches.is_null()) event["launches"] = launches;
+  emit(event);
+}
+
+// One warm-up run (it loads the module and touches the inputs), then one run inside the profiler
+// range: a profiler attached with --profile-from-start off measures the variant's kernels alone,
+// not the ones that filled its inputs.
+void profile_problem(const VariantEntry& entry, Device& device, const Plan& plan, const Problem& problem,
+                     std::size_t index) {
+  auto workload = entry.make(problem, mix(plan.seed, 2000 + index, 0));
+  device.synchronize();
+  progress.step("profile", index, "inputs");
+  auto launch = [&](int) { entry.run(*workload, device.stream()); };
+  launch(0);
+  device.check_launch();
+  device.synchronize();
+  progress.step("profile", index, "warm-up");
+  const nlohmann::json launches = device.launch_shapes(launch);
+  device.profile_range(true);
+  launch(0);
+  device.check_launch();
+  device.profile_range(false);
+  nlohmann::ordered_json event = {
+      {"event", "profiled"}, {"index", index}, {"problem", problem_to_json(problem)}, {"key", problem.key()}};
+  if (!launches.is_null()) event["launches"] = launches;
+  emit(event);
 }
 
 const char* backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
 
 int usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s info | run --plan FILE\n", argv0);
+  std::fprintf(stderr, "usage: %s info | run --plan FILE | profile --plan FILE\n", argv0);
   return 2;
 }
 
@@ -288,7 +318,9 @@ int run(int argc, char** argv) {
           {"params", nlohmann::ordered_json::parse(entry->params_json)}});
     return 0;
   }
-  if (command != "run" || argc != 4 || std::strcmp(argv[2], "--plan") != 0) return usage(argv[0]);
+  if ((command != "run" && command != "profile") || argc != 4 || std::strcmp(argv[2], "--plan") != 0) {
+    return usage(argv[0]);
+  }
 
   Plan plan;
   try {
@@ -302,6 +334,12 @@ int run(int argc, char** argv) {
   try {
     auto device = make_device();
     emit({{"event", "start"}, {"kernel", entry->kernel}, {"variant", entry->name}, {"device", device->describe()}});
+    if (command == "profile") {
+      stage = "profile";
+      for (index = 0; index < plan.bench.size(); ++index) profile_problem(*entry, *device, plan, plan.bench[index], index);
+      emit({{"event", "done"}});
+      return 0;
+    }
     stage = "check";
     for (index = 0; index < plan.check.size(); ++index) {
       if (!check_problem(*entry, *device, plan, plan.check[index], index)) return 1;

@@ -89,7 +89,7 @@ ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::or
 ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
                      const std::filesystem::path& scratch_dir, const SilenceLimit& limit,
                      const std::function<void(const nlohmann::ordered_json&)>& on_event, const Environment& environment,
-                     const std::vector<std::string>& launcher) {
+                     const std::vector<std::string>& launcher, const std::string& command) {
   std::filesystem::create_directories(scratch_dir);
   std::filesystem::path plan_file =
       scratch_dir / (executable.filename().string() + ".plan." + std::to_string(getpid()) + ".json");
@@ -106,7 +106,7 @@ ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::or
   ChildResult r;
   try {
     std::vector<std::string> argv = launcher;
-    for (std::string a : {executable.string(), std::string("run"), std::string("--plan"), plan_file.string()}) argv.push_back(a);
+    for (std::string a : {executable.string(), command, std::string("--plan"), plan_file.string()}) argv.push_back(a);
     r = run_child(argv, limit, on_line, environment);
   } catch (...) {
     std::filesystem::remove(plan_file);
@@ -259,6 +259,14 @@ RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::s
           out.others_cores[p.key()] = q.others_cores;
         }
         if (!q.quiet) report.busy.push_back(p);
+        // The launch shape (grid, block, shared memory) beside the timing, with the SM count, so
+        // that a report can flag too few CTAs or an idle last wave without a profiler.
+        if (event.contains("launches") && event.at("launches").is_array()) {
+          std::optional<int> sms;
+          if (threads.contains("sm_count") && threads.at("sm_count").is_number_integer()) sms = threads.at("sm_count").get<int>();
+          ctx.log->put_launch_shapes({ctx.context_key, ctx.manifest->kernel, name, hash, p.key()}, sms,
+                                     event.at("launches").dump(), ctx.session_id);
+        }
         return;
       }
       ctx.log->put_measurement(meas);

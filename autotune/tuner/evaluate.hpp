@@ -71,14 +71,16 @@ std::string variant_hash(const EvaluationContext& ctx, std::size_t index);
 std::string read_text(const std::filesystem::path& file);
 
 // Runs one variant executable on a plan (see autotune/harness/plan.hpp), handing each event the
-// harness prints to on_event as it arrives; `launcher` goes before it (compute-sanitizer, ncu). The plan file lives in scratch_dir while it runs.
+// harness prints to on_event as it arrives; `launcher` goes before it (compute-sanitizer, ncu), and
+// `command` is the harness's ("run": validate and time; "profile": one run in the profiler's range).
+// The plan file lives in scratch_dir while it runs.
 ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
                      const std::filesystem::path& scratch_dir, double timeout_s,
                      const std::function<void(const nlohmann::ordered_json&)>& on_event);
 ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
                      const std::filesystem::path& scratch_dir, const SilenceLimit& limit,
                      const std::function<void(const nlohmann::ordered_json&)>& on_event, const Environment& environment,
-                     const std::vector<std::string>& launcher = {});
+                     const std::vector<std::string>& launcher = {}, const std::string& command = "run");
 
 // The plan a variant runs: validate `check`, then time `bench`, with the context's seed and settings.
 nlohmann::ordered_json plan_for(const EvaluationContext& ctx, const std::string& name, const std::vector<Problem>& check,

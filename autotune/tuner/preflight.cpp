@@ -11,6 +11,7 @@
 
 #include "contention.hpp"
 #include "kiln/error.hpp"
+#include "numbers.hpp"
 #include "tools.hpp"
 
 namespace kiln::tuner {
@@ -53,12 +54,6 @@ std::optional<double> number_field(const std::string& f, const std::string& what
   } catch (const std::exception&) {
   }
   throw Error("nvidia-smi: " + what + " is not a number: '" + f + "'");
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
 }
 
 template <class T>

@@ -1,9 +1,12 @@
 #include "report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
+#include "bottleneck.hpp"
 #include "floors.hpp"
+#include "numbers.hpp"
 #include "kiln/text.hpp"
 #include "kiln/worklog/markdown.hpp"
 
@@ -16,11 +19,6 @@ std::string us(double s) {
   return buf;
 }
 
-std::string ratio_text(double r) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", r);
-  return buf;
-}
 
 // Text from a record (it may come from another machine) as one safe table cell or line: no
 // control characters or bad UTF-8, no table separator, no HTML.
@@ -34,7 +32,106 @@ std::string safe(const std::string& text) {
   return out;
 }
 
+std::string percent(const std::optional<double>& v) {
+  if (!v) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", *v);
+  return buf;
+}
+
+// The newest profile of the variant on the problem, whatever its source fingerprint.
+std::optional<worklog::Profile> newest_profile(const std::vector<worklog::Profile>& all, const std::string& variant,
+                                               const std::string& problem) {
+  std::optional<worklog::Profile> best;
+  auto when = [](const worklog::Profile& p) { return std::max(p.profiled_at, p.launches_at); };
+  for (const auto& p : all) {
+    if (p.key.variant != variant || p.key.problem_key != problem) continue;
+    if (!best || when(p) > when(*best)) best = p;
+  }
+  return best;
+}
+
+// One table row of a variant on a problem.
+std::string bottleneck_row(const std::string& bucket, const std::string& problem, const std::string& variant,
+                           const std::string& role, const std::optional<worklog::Profile>& profile) {
+  std::ostringstream md;
+  md << "| " << safe(bucket) << " | " << safe(problem) << " | " << safe(variant) << " (" << role << ") | ";
+  if (!profile) {
+    md << "- | - | - | - | - | - | - | not profiled, no launch shape recorded |\n";
+    return md.str();
+  }
+  std::vector<KernelMetrics> launches;
+  std::string source;
+  if (!profile->metrics.empty()) {
+    for (const auto& l : launches_from_json(nlohmann::json::parse(profile->metrics, nullptr, false))) {
+      launches.push_back(metrics_from_ncu(l));
+    }
+    source = "ncu";
+  }
+  if (launches.empty() && !profile->launches.empty()) {
+    const nlohmann::json shapes = nlohmann::json::parse(profile->launches, nullptr, false);
+    if (shapes.is_array()) {
+      for (const auto& s : shapes) launches.push_back(metrics_from_shape(s, profile->sm_count));
+    }
+    source = "launch shape";
+  }
+  if (launches.empty()) {
+    md << "- | - | - | - | - | - | - | nothing recorded |\n";
+    return md.str();
+  }
+  const KernelMetrics& m = launches[dominant_launch(launches)];
+  const Bottleneck b = classify(m);
+  std::string shape = "-";
+  if (m.ctas) {
+    shape = fixed(*m.ctas, 0) + " CTAs";
+    if (m.sm_count) shape += " / " + fixed(*m.sm_count, 0) + " SMs";
+    if (m.ctas_per_sm && m.sm_count) shape += ", " + fixed(*m.ctas / (*m.ctas_per_sm * *m.sm_count), 2) + " waves";
+  }
+  std::string occupancy = percent(m.achieved_occupancy_pct);
+  if (m.theoretical_occupancy_pct) occupancy += " of " + percent(m.theoretical_occupancy_pct);
+  std::string registers = m.registers ? fixed(*m.registers, 0) : "-";
+  if (m.local_instructions && *m.local_instructions > 0) registers += ", " + fixed(*m.local_instructions, 0) + " local ld/st";
+  if (m.local_bytes && *m.local_bytes > 0) registers += ", " + fixed(*m.local_bytes, 0) + " B local";
+  std::string stall = m.stalls.empty() ? "-" : m.stalls.front().first;
+  // Flags of every launch, named when the run has several.
+  std::string flags;
+  for (const auto& l : launches) {
+    for (const auto& f : launch_flags(l)) {
+      flags += (flags.empty() ? "" : "; ") + (launches.size() > 1 && !l.kernel.empty() ? l.kernel + ": " : std::string()) + f;
+    }
+  }
+  md << percent(m.sm_pct) << " | " << percent(m.memory_pct) << " (DRAM " << percent(m.dram_pct) << ") | " << occupancy
+     << " | " << safe(registers) << " | " << safe(shape) << " | " << safe(stall) << " | **" << to_string(b.kind) << "** ("
+     << safe(source) << "): " << safe(b.reason);
+  if (!flags.empty() && flags != b.reason) md << "; flags: " << safe(flags);
+  md << " |\n";
+  return md.str();
+}
+
 }  // namespace
+
+std::string bottleneck_markdown(const Record& r, const worklog::Worklog& log, int runners_up) {
+  const std::vector<worklog::Profile> all = log.profiles(r.context_key, r.kernel);
+  std::ostringstream md;
+  md << "### Bottlenecks of " << safe(r.kernel) << "\n\n";
+  md << "By the method's hierarchy: parallelism, memory, compute, instructions (kiln profile; README, \"kiln "
+        "profile\"). Throughputs are % of peak; the dominant launch of each run.\n\n";
+  md << "| bucket | problem | variant | SM | memory | occupancy | registers | launch | top stall | bottleneck |\n";
+  md << "| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- | --- |\n";
+  for (const auto& b : r.buckets) {
+    if (!b.winner) continue;
+    std::vector<std::pair<std::string, std::string>> candidates = {{*b.winner, "winner"}};
+    for (std::size_t k = 0; k < b.contenders.size() && k < static_cast<std::size_t>(std::max(runners_up, 0)); ++k) {
+      candidates.emplace_back(b.contenders[k].variant, "runner-up " + std::to_string(k + 1));
+    }
+    for (const auto& p : b.problems) {
+      for (const auto& [variant, role] : candidates) {
+        md << bottleneck_row(b.name, p.problem.key(), variant, role, newest_profile(all, variant, p.problem.key()));
+      }
+    }
+  }
+  return md.str();
+}
 
 std::string record_markdown(const Record& r) {
   std::ostringstream md;
@@ -56,7 +153,7 @@ std::string record_markdown(const Record& r) {
       md << "| " << safe(b.name) << " | " << safe(p.problem.key()) << " | " << safe(*b.winner) << " | " << us(p.time_s) << " | ";
       if (p.floor_s > 0) {
         double ratio = p.time_s / p.floor_s;
-        md << us(p.floor_s) << " | " << safe(p.bound) << " | " << ratio_text(ratio) << " | " << worklog::floor_reading(ratio) << " |\n";
+        md << us(p.floor_s) << " | " << safe(p.bound) << " | " << fixed(ratio, 2) << " | " << worklog::floor_reading(ratio) << " |\n";
       } else {
         md << "- | - | - | no floor (no rate for the declared work) |\n";
       }

@@ -3,10 +3,17 @@
 #pragma once
 #include <string>
 
+#include "kiln/worklog/worklog.hpp"
 #include "record.hpp"
 
 namespace kiln::tuner {
 
 std::string record_markdown(const Record& record);
+
+// Per bucket and problem, the winner (and its first `runners_up` contenders): what limits it, by
+// the method's hierarchy (bottleneck.hpp), from the profiles the worklog holds for the record's
+// context: Nsight Compute's metrics where kiln profile measured them, else the launch shape the
+// harness recorded while timing (flags for too few CTAs, an idle last wave).
+std::string bottleneck_markdown(const Record& record, const worklog::Worklog& log, int runners_up = 0);
 
 }  // namespace kiln::tuner

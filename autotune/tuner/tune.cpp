@@ -21,6 +21,7 @@
 #include "interleave.hpp"
 #include "kiln/hash.hpp"
 #include "kiln/worklog/worklog.hpp"
+#include "numbers.hpp"
 #include "preflight.hpp"
 #include "process.hpp"
 #include "record.hpp"
@@ -39,12 +40,6 @@ using worklog::Verdict;
 std::string us(double seconds) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.2f us", seconds * 1e6);
-  return buf;
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
 }
 

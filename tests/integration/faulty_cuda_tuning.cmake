@@ -64,4 +64,24 @@ if(NOT found EQUAL 1)
   message(FATAL_ERROR "expected one record under ${WORK}/records, found: ${records}")
 endif()
 kiln_expect_winners("${records}" "^saxpy_faulty_cuda__FAULTnone_")
-message(STATUS "faulty CUDA tuning: every GPU fault isolated and recorded with its kind")
+
+# The launch shape the harness read while timing (a CUDA graph capture of one run): the report
+# gives it for the winner without a profiler.
+kiln_run(COMMAND "${prefix}/bin/kiln" report --record "${records}" --worklog "${build}/kiln/worklog.sqlite"
+         OUTPUT_VARIABLE report)
+kiln_expect("${report}" "\\(winner\\) \\|[^\n]*[0-9]+ CTAs / [0-9]+ SMs" "the winner's recorded launch shape")
+# kiln profile on the tuned build: with ncu every winner is profiled (or ncu says it may not read
+# the counters, one message); without ncu, the message and exit code 1.
+find_program(ncu ncu PATHS "$ENV{CUDA_HOME}/bin" /usr/local/cuda/bin NO_CACHE)
+execute_process(COMMAND "${prefix}/bin/kiln" profile --build "${build}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(NOT ncu)
+  kiln_expect("${err}" "ncu \\(Nsight Compute\\) not found" "kiln profile's message without ncu")
+elseif(err MATCHES "ERR_NVGPUCTRPERM")
+  message(STATUS "kiln profile: ncu may not read the performance counters here: ${err}")
+elseif(NOT rc EQUAL 0)
+  message(FATAL_ERROR "kiln profile failed (${rc}):\n${out}\n${err}")
+else()
+  kiln_expect("${out}" "\\(winner\\) \\|[^\n]*\\*\\*[a-z]+\\*\\* \\(ncu\\)" "the winner's bottleneck from ncu")
+endif()
+message(STATUS "faulty CUDA tuning: every GPU fault isolated and recorded with its kind; the winner's launch shape recorded")

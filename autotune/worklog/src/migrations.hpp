@@ -7,5 +7,6 @@ namespace kiln::worklog::schema {
 void create_version_1(const sqlite::Database& db);
 void create_version_2(const sqlite::Database& db);
 void create_version_3(const sqlite::Database& db);
+void create_version_4(const sqlite::Database& db);
 
 }  // namespace kiln::worklog::schema

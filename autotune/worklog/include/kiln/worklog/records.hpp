@@ -158,4 +158,30 @@ struct VariantFailure {
   std::string kiln_version;
 };
 
+// Identifies one profile: a variant (by name and source fingerprint) on one problem, in one context.
+struct ProfileKey {
+  std::string context_key;
+  std::string kernel;
+  std::string variant;
+  std::string variant_hash;
+  std::string problem_key;
+};
+
+// What is known of how a variant runs on one problem beyond its time. Two halves, written apart:
+// the launch shapes the harness read while timing, and the metrics `kiln profile` measured.
+struct Profile {
+  ProfileKey key;
+  std::optional<int> sm_count;  // the device's SM count, as the harness saw it
+  // JSON array, one object per kernel launch of one run (autotune/harness/launch_shapes.hpp);
+  // empty: not recorded.
+  std::string launches;
+  std::optional<std::int64_t> session_id;  // the session that timed it
+  std::string launches_at;
+  // JSON array, one object per profiled kernel launch: {"kernel", "metrics": {name: {"value",
+  // "unit"}}}, in launch order; empty: not profiled.
+  std::string metrics;
+  std::string tool;         // the profiler and its version ("ncu 2025.3.1.0")
+  std::string profiled_at;
+};
+
 }  // namespace kiln::worklog

@@ -70,6 +70,15 @@ class Worklog {
   std::vector<VariantFailure> variant_failures(std::string_view context_key,
                                                std::string_view kernel) const;
 
+  // Profiles. put_launch_shapes and put_profile_metrics each write their half of the row and keep
+  // the other; `launches` and `metrics` are JSON arrays (see Profile).
+  void put_launch_shapes(const ProfileKey& key, std::optional<int> sm_count, const std::string& launches,
+                         std::optional<std::int64_t> session_id);
+  void put_profile_metrics(const ProfileKey& key, const std::string& metrics, const std::string& tool);
+  std::optional<Profile> profile(const ProfileKey& key) const;
+  // Every profile of a kernel in a context, ordered by key.
+  std::vector<Profile> profiles(std::string_view context_key, std::string_view kernel) const;
+
   // SQLite's integrity check, foreign keys, and the full-text index against the attempts:
   // one line per problem found, empty for a sound file.
   std::vector<std::string> integrity_problems() const;

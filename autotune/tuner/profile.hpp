@@ -1,0 +1,42 @@
+// `kiln profile`: Nsight Compute on each CUDA bucket's winner (and, when asked, its runners-up),
+// on every problem of its bucket, in a build tree that tuned; the metrics go into the worklog's
+// profiles, and the bottleneck table (report.hpp) is printed.
+#pragma once
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::tuner {
+
+struct ProfileOptions {
+  std::filesystem::path build_dir;   // a build tree that tuned: <build>/kiln/<kernel>/...
+  std::vector<std::string> kernels;  // empty: every CUDA kernel tuned there
+  int runners_up = 0;                // also profile this many runners-up of each bucket
+  std::optional<std::filesystem::path> worklog;  // default: the build's KILN_WORKLOG
+  std::optional<std::filesystem::path> ncu;      // default: found like compute-sanitizer
+  double timeout_s = 600;            // the longest ncu may stay silent on one run
+};
+
+// A tuned CUDA kernel of a build tree: where its manifest, record and variants are.
+struct TunedKernel {
+  std::string name;
+  std::filesystem::path manifest;
+  std::filesystem::path record;
+  std::filesystem::path variants_dir;
+};
+
+// The CUDA kernels of `build_dir` that have a record (kernels named in `only`, each required).
+// Throws kiln::Error naming what is missing.
+std::vector<TunedKernel> tuned_cuda_kernels(const std::filesystem::path& build_dir, const std::vector<std::string>& only);
+
+// The build's worklog: KILN_WORKLOG from its CMakeCache.txt, else <build>/kiln/worklog.sqlite.
+std::filesystem::path build_worklog(const std::filesystem::path& build_dir);
+
+// Returns the exit code: 0 every candidate profiled; 1 some could not be (each said why). Without
+// ncu, prints the table from the launch shapes recorded while tuning and throws kiln::Error saying
+// ncu is missing; ncu without permission for the GPU's counters is one kiln::Error too.
+int profile(const ProfileOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace kiln::tuner
