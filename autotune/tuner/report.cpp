@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "domain_report.hpp"
 #include "floors.hpp"
 #include "kiln/text.hpp"
 #include "kiln/worklog/markdown.hpp"
@@ -36,7 +37,7 @@ std::string safe(const std::string& text) {
 
 }  // namespace
 
-std::string record_markdown(const Record& r) {
+std::string record_markdown(const Record& r, const std::string& svg_dir) {
   std::ostringstream md;
   md << "## " << safe(r.kernel) << " on " << safe(r.device_name);
   if (!r.compute_capability.empty()) md << " (sm " << safe(r.compute_capability) << ")";
@@ -73,6 +74,7 @@ std::string record_markdown(const Record& r) {
     }
     md << "\n";
   }
+  md << domain_markdown(r, svg_dir);
   return md.str();
 }
 

@@ -7,6 +7,8 @@
 
 namespace kiln::tuner {
 
-std::string record_markdown(const Record& record);
+// With a problem domain, also the figures over its held-out points (domain_report.hpp), linking
+// the heat maps in `svg_dir` when it is not empty.
+std::string record_markdown(const Record& record, const std::string& svg_dir = "");
 
 }  // namespace kiln::tuner
