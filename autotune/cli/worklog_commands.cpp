@@ -14,6 +14,7 @@
 #include "kiln/text.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "record.hpp"
+#include "domain_report.hpp"
 #include "report.hpp"
 #include "retry.hpp"
 
@@ -41,7 +42,7 @@ struct LinkArgs {
 };
 
 struct ReportArgs {
-  std::string worklog, kernel;
+  std::string worklog, kernel, svg_dir;
   std::vector<std::string> records;
   std::int64_t session = 0;
 };
@@ -166,13 +167,23 @@ int link_command(const LinkArgs& a) {
 }
 
 int report_command(const ReportArgs& a) {
+  std::vector<tuner::Record> records;
+  for (const auto& r : a.records) records.push_back(tuner::load_record(r));
   std::optional<Worklog> log;
   if (!a.worklog.empty()) log.emplace(Worklog::open(a.worklog, OpenMode::read_only));
-  for (const auto& r : a.records) {
-    const tuner::Record record = tuner::load_record(r);
-    std::cout << tuner::record_markdown(record) << "\n";
+  // The heat maps are written only when asked for, and only after every record has been read.
+  if (!a.svg_dir.empty()) {
+    for (const auto& r : records) {
+      for (bool regret : {false, true}) {
+        const std::string svg = tuner::heat_map_svg(r, regret);
+        if (!svg.empty()) tuner::write_if_changed(a.svg_dir + "/" + r.kernel + (regret ? "_regret.svg" : "_floor.svg"), svg);
+      }
+    }
+  }
+  for (const auto& r : records) {
+    std::cout << tuner::record_markdown(r, a.svg_dir) << "\n";
     // With the worklog: what limits each winner, from its profile or its recorded launch shape.
-    if (log) std::cout << tuner::bottleneck_markdown(record, *log) << "\n";
+    if (log) std::cout << tuner::bottleneck_markdown(r, *log) << "\n";
   }
   if (!log) return 0;
   std::int64_t session = a.session;
@@ -266,6 +277,9 @@ void add_worklog_commands(CLI::App& app, int& exit_code) {
   report->add_option("--session", re->session, "session id (default: the latest)")->check(positive_id());
   report->add_option("--kernel", re->kernel, "the latest session of this kernel");
   report->add_option("--record", re->records, "tuning record(s) to tabulate")->check(CLI::ExistingFile);
+  report->add_option("--svg-dir", re->svg_dir,
+                     "write heat maps of the held-out points (<kernel>_floor.svg, <kernel>_regret.svg) of records "
+                     "with a problem domain into this directory, and link them");
   report->callback([re, &exit_code] {
     if (re->worklog.empty() && re->records.empty()) throw CLI::RequiredError("--worklog or --record");
     exit_code = report_command(*re);

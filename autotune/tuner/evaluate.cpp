@@ -127,6 +127,8 @@ std::string problem_set_of(const Manifest& m, int checks_per_problem) {
   Fnv1a64 h;
   for (const auto& p : m.problems) h.field("problem").field(p.key());
   for (const auto& p : m.checks) h.field("check").field(p.key());
+  // Only with a domain, so the fingerprints of spaces without one stay as they were.
+  for (const auto& p : m.coverage) h.field("coverage").field(p.key());
   h.field(std::to_string(checks_per_problem));
   return h.hex();
 }
@@ -363,7 +365,9 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
       return out;
     }
   }
-  for (const auto& p : m.problems) {
+  // Validated on the problems and checks; timed on the problems and the domain's coverage points.
+  const std::vector<Problem> bench = m.bench_problems();
+  for (const auto& p : bench) {
     auto cached = ctx.log->measurement(key_for(ctx, index, hash, p, Phase::bench));
     if (!cached) {
       to_bench.push_back(p);
@@ -429,7 +433,7 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
   }
 
   std::vector<double> medians;
-  for (const auto& p : m.problems) {
+  for (const auto& p : bench) {
     auto it = out.median_s.find(p.key());
     if (it == out.median_s.end()) {
       out.failure = FailureKind::runtime;
@@ -440,12 +444,35 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
   }
   out.score = geomean(medians);
   std::string newest;
-  for (const auto& p : m.problems) {
+  for (const auto& p : bench) {
     auto meas = ctx.log->measurement(key_for(ctx, index, hash, p, Phase::bench));
     if (meas && meas->created_at > newest) newest = meas->created_at;
   }
   out.evidence = "timing " + variant_id + " @" + newest;
   return out;
+}
+
+PointTimes time_points(const EvaluationContext& ctx, std::size_t index, const std::vector<Problem>& points) {
+  const std::string hash = variant_hash(ctx, index);
+  PointTimes times;
+  std::vector<Problem> missing;
+  for (const auto& p : points) {
+    if (auto cached = ctx.log->measurement(key_for(ctx, index, hash, p, Phase::bench))) {
+      times.median_s[p.key()] = median_of(*cached);
+    } else {
+      missing.push_back(p);
+    }
+  }
+  if (missing.empty() || !ctx.measure) return times;
+  times.ran = true;
+  VariantOutcome out;
+  out.index = index;
+  RunReport run = run_once(ctx, index, hash, out, {}, missing);
+  for (const auto& [key, median] : out.median_s) times.median_s[key] = median;
+  if (!run.child.exited_cleanly() || run.reported) {
+    times.failure = run.reported ? run.reported_detail : run.child.describe() + located(run.where);
+  }
+  return times;
 }
 
 }  // namespace kiln::tuner

@@ -96,6 +96,16 @@ Problem problem_from_event(const nlohmann::ordered_json& event);
 
 VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index);
 
+// Times `points` on a variant that passed its checks (a domain's held-out points): what the
+// worklog holds is read, the rest is measured in one process when ctx.measure is on. Returns
+// median seconds per point key; a point the variant did not time is absent (`failure` says why).
+struct PointTimes {
+  std::map<std::string, double> median_s;
+  std::string failure;
+  bool ran = false;
+};
+PointTimes time_points(const EvaluationContext& ctx, std::size_t index, const std::vector<Problem>& points);
+
 // Geometric mean; nothing for an empty list.
 std::optional<double> geomean(const std::vector<double>& values);
 

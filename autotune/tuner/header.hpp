@@ -17,6 +17,11 @@ namespace kiln::tuner {
 std::string dispatch_header(const Manifest& manifest, const std::optional<Record>& record,
                             std::vector<std::string>& warnings);
 
+// The header of a space with a domain and no buckets: the record's learned dispatch as nested
+// if/else over the named dims, each leaf launching its configuration (header_tree.cpp).
+std::string tree_dispatch_header(const Manifest& manifest, const std::optional<Record>& record,
+                                 std::vector<std::string>& warnings);
+
 // Canonical variant name without the "<kernel>__" prefix: the name of its config struct.
 std::string config_struct_name(const Manifest& manifest, const std::string& variant);
 

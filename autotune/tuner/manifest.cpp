@@ -71,6 +71,11 @@ Manifest load_manifest(const std::filesystem::path& file) {
       if (type.is_array()) {
         d.symbolic = true;
         d.domain = type.get<std::vector<std::string>>();
+      } else if (type.is_object() && type.contains("domain")) {
+        const auto& range = type.at("domain");
+        d.min = range.at("min").get<std::int64_t>();
+        d.max = range.at("max").get<std::int64_t>();
+        d.log_scale = range.at("scale").get<std::string>() == "log";
       }
       m.dims.push_back(std::move(d));
     }
@@ -80,6 +85,8 @@ Manifest load_manifest(const std::filesystem::path& file) {
     }
     for (const auto& p : j.at("problems")) m.problems.push_back(problem_from_json(p));
     for (const auto& p : j.value("checks", nlohmann::ordered_json::array())) m.checks.push_back(problem_from_json(p));
+    for (const auto& p : j.value("coverage", nlohmann::ordered_json::array())) m.coverage.push_back(problem_from_json(p));
+    for (const auto& p : j.value("held_out", nlohmann::ordered_json::array())) m.held_out.push_back(problem_from_json(p));
     for (const auto& b : j.at("buckets")) {
       m.buckets.push_back({b.at("name").get<std::string>(), gen::Expr::parse(b.at("when").get<std::string>())});
     }
@@ -87,7 +94,9 @@ Manifest load_manifest(const std::filesystem::path& file) {
     for (const auto& [dtype, tol] : tolerance_section.items()) {
       m.tolerance[dtype] = tol.get<double>();
     }
-    m.timeout_s = j.value("tuning", nlohmann::ordered_json::object()).value("timeout_s", m.timeout_s);
+    const nlohmann::ordered_json tuning = j.value("tuning", nlohmann::ordered_json::object());
+    m.timeout_s = tuning.value("timeout_s", m.timeout_s);
+    m.regret_tolerance = tuning.value("regret_tolerance", m.regret_tolerance);
     checked_time_limit(m.timeout_s, file.string() + ": tuning.timeout_s");
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(file.string() + ": manifest field missing or of the wrong type: " + e.what());
@@ -98,6 +107,12 @@ Manifest load_manifest(const std::filesystem::path& file) {
     throw std::runtime_error(file.string() + ": default variant " + m.default_variant + " is not among the variants");
   }
   return m;
+}
+
+std::vector<Problem> Manifest::bench_problems() const {
+  std::vector<Problem> all = problems;
+  all.insert(all.end(), coverage.begin(), coverage.end());
+  return all;
 }
 
 std::optional<std::size_t> Manifest::variant_index(const std::string& name) const {

@@ -10,6 +10,54 @@
 #include "manifest.hpp"
 
 namespace kiln::tuner {
+namespace {
+
+nlohmann::ordered_json domain_to_json(const RecordedDomain& d) {
+  nlohmann::ordered_json j;
+  j["regret_tolerance"] = d.tolerance;
+  j["coverage"] = {{"points", d.coverage_points},
+                   {"worst_regret", d.coverage_worst_regret},
+                   {"median_regret", d.coverage_median_regret}};
+  if (d.tree) j["tree"] = tree_to_json(*d.tree);
+  j["finalists"] = d.finalists;
+  j["held_out"] = nlohmann::ordered_json::array();
+  for (const auto& p : d.held_out) {
+    j["held_out"].push_back({{"problem", problem_to_json(p.problem)},
+                             {"dispatched", p.dispatched},
+                             {"dispatched_s", p.dispatched_s},
+                             {"best", p.best},
+                             {"best_s", p.best_s},
+                             {"floor_s", p.floor_s},
+                             {"bound", p.bound}});
+  }
+  return j;
+}
+
+RecordedDomain domain_from_json(const nlohmann::ordered_json& j) {
+  RecordedDomain d;
+  d.tolerance = j.at("regret_tolerance").get<double>();
+  const auto& coverage = j.at("coverage");
+  d.coverage_points = coverage.at("points").get<std::size_t>();
+  d.coverage_worst_regret = coverage.at("worst_regret").get<double>();
+  d.coverage_median_regret = coverage.at("median_regret").get<double>();
+  if (j.contains("tree")) d.tree = tree_from_json(j.at("tree"));
+  d.finalists = j.at("finalists").get<std::vector<std::string>>();
+  for (const auto& jp : j.at("held_out")) {
+    HeldOutPoint p;
+    p.problem = problem_from_json(jp.at("problem"));
+    p.dispatched = jp.at("dispatched").get<std::string>();
+    p.dispatched_s = jp.at("dispatched_s").get<double>();
+    p.best = jp.at("best").get<std::string>();
+    p.best_s = jp.at("best_s").get<double>();
+    p.floor_s = jp.at("floor_s").get<double>();
+    p.bound = jp.at("bound").get<std::string>();
+    if (!(p.dispatched_s > 0) || !(p.best_s > 0)) throw std::runtime_error("a held-out time is not positive");
+    d.held_out.push_back(std::move(p));
+  }
+  return d;
+}
+
+}  // namespace
 
 nlohmann::ordered_json record_to_json(const Record& r) {
   nlohmann::ordered_json j;
@@ -59,6 +107,8 @@ nlohmann::ordered_json record_to_json(const Record& r) {
     }
     j["buckets"].push_back(std::move(jb));
   }
+  // Only with a domain, so records of spaces without one keep their bytes.
+  if (r.domain) j["domain"] = domain_to_json(*r.domain);
   return j;
 }
 
@@ -109,8 +159,11 @@ Record record_from_json(const nlohmann::ordered_json& j, const std::string& orig
       }
       r.buckets.push_back(std::move(b));
     }
+    if (j.contains("domain")) r.domain = domain_from_json(j.at("domain"));
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(origin + ": record field missing or of the wrong type: " + e.what());
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(origin + ": domain: " + e.what());
   }
   return r;
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dispatch_tree.hpp"
 #include "kiln/problem.hpp"
 
 namespace kiln::tuner {
@@ -44,6 +45,31 @@ struct RecordedBucket {
   std::string choice;
 };
 
+// One held-out point of a domain: what the dispatch chose there against the fastest finalist.
+struct HeldOutPoint {
+  Problem problem;
+  std::string dispatched;
+  double dispatched_s = 0;
+  std::string best;      // the fastest finalist at this point
+  double best_s = 0;
+  double floor_s = 0;    // 0 when the space declares no work the device has a rate for
+  std::string bound;
+
+  double regret() const { return dispatched_s / best_s; }
+  double ratio() const { return floor_s > 0 ? dispatched_s / floor_s : 0.0; }
+};
+
+// What a tuning with a problem domain adds to the record (README, "Problem domains").
+struct RecordedDomain {
+  double tolerance = 1.05;            // the space's tuning.regret_tolerance
+  std::size_t coverage_points = 0;    // points the dispatch was fitted to
+  double coverage_worst_regret = 1;   // of the dispatch over them
+  double coverage_median_regret = 1;
+  std::optional<DispatchTree> tree;   // the learned dispatch; absent when the space has buckets
+  std::vector<std::string> finalists; // the variants timed on the held-out points
+  std::vector<HeldOutPoint> held_out;
+};
+
 struct Record {
   std::string kernel;
   std::string backend;
@@ -59,6 +85,7 @@ struct Record {
   std::map<std::string, double> rates;
   nlohmann::ordered_json counts;  // feasible, measured, failed, invalid...
   std::vector<RecordedBucket> buckets;
+  std::optional<RecordedDomain> domain;  // only for spaces with a problem domain
 };
 
 nlohmann::ordered_json record_to_json(const Record& r);

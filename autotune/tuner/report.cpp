@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bottleneck.hpp"
+#include "domain_report.hpp"
 #include "floors.hpp"
 #include "numbers.hpp"
 #include "kiln/text.hpp"
@@ -133,7 +134,7 @@ std::string bottleneck_markdown(const Record& r, const worklog::Worklog& log, in
   return md.str();
 }
 
-std::string record_markdown(const Record& r) {
+std::string record_markdown(const Record& r, const std::string& svg_dir) {
   std::ostringstream md;
   md << "## " << safe(r.kernel) << " on " << safe(r.device_name);
   if (!r.compute_capability.empty()) md << " (sm " << safe(r.compute_capability) << ")";
@@ -170,6 +171,7 @@ std::string record_markdown(const Record& r) {
     }
     md << "\n";
   }
+  md << domain_markdown(r, svg_dir);
   return md.str();
 }
 

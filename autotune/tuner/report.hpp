@@ -8,7 +8,9 @@
 
 namespace kiln::tuner {
 
-std::string record_markdown(const Record& record);
+// With a problem domain, also the figures over its held-out points (domain_report.hpp), linking
+// the heat maps in `svg_dir` when it is not empty.
+std::string record_markdown(const Record& record, const std::string& svg_dir = "");
 
 // Per bucket and problem, the winner (and its first `runners_up` contenders): what limits it, by
 // the method's hierarchy (bottleneck.hpp), from the profiles the worklog holds for the record's

@@ -14,6 +14,8 @@
 #include <csignal>
 
 #include "device_spec.hpp"
+#include "domain.hpp"
+#include "domain_report.hpp"
 #include "evaluate.hpp"
 #include "floors.hpp"
 #include "kiln/worklog/markdown.hpp"
@@ -326,13 +328,15 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
       }
     }
 
+    // A variant's score is over every problem it is timed on: the listed ones and the coverage points.
+    const std::vector<Problem> bench = m.bench_problems();
     std::vector<Floor> floors;
-    for (const auto& p : m.problems) floors.push_back(floor_of(m.work_of(p), rates));
+    for (const auto& p : bench) floors.push_back(floor_of(m.work_of(p), rates));
     std::vector<double> floor_seconds;
     for (const auto& f : floors) {
       if (f.seconds > 0) floor_seconds.push_back(f.seconds);
     }
-    std::optional<double> score_floor = floor_seconds.size() == m.problems.size() ? geomean(floor_seconds) : std::nullopt;
+    std::optional<double> score_floor = floor_seconds.size() == bench.size() ? geomean(floor_seconds) : std::nullopt;
     std::string bound_label = floors.empty() ? std::string{} : floors.front().bound;
 
     EvaluationContext ctx;
@@ -352,7 +356,8 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     if (m.backend == "cpu") ctx.environment = pinning_environment();
     std::map<std::string, double> reference_s;
     ctx.reference_s = &reference_s;
-    for (std::size_t i = 0; i < m.problems.size(); ++i) ctx.floor_s[m.problems[i].key()] = floors[i].seconds;
+    for (std::size_t i = 0; i < bench.size(); ++i) ctx.floor_s[bench[i].key()] = floors[i].seconds;
+    for (const auto& p : m.held_out) ctx.floor_s[p.key()] = floor_of(m.work_of(p), rates).seconds;
 
     out << "kiln: tuning " << m.kernel << " on " << probe.name << " (" << searcher->planned() << " of " << m.variants.size()
         << " variants, " << searcher->name() << " search, worklog " << o.worklog.string() << ")\n";
@@ -405,8 +410,8 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
           bool better = !best_score || *outcome.score < *best_score;
           a.verdict = better ? Verdict::keep : Verdict::revert;
           std::ostringstream e;
-          e << "geometric mean " << us(*outcome.score) << " over " << m.problems.size() << " problem"
-            << (m.problems.size() == 1 ? "" : "s");
+          e << "geometric mean " << us(*outcome.score) << " over " << bench.size() << " problem"
+            << (bench.size() == 1 ? "" : "s");
           if (best_score) {
             e << ", " << fixed((*outcome.score / *best_score - 1) * 100, 1) << "% against the best so far (" << us(*best_score)
               << ")";
@@ -454,6 +459,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
         out << "kiln: compute-sanitizer not found: the winners are not sanitized (--no-sanitize says this is meant)\n";
       }
     }
+    fit_domain(ctx, outcomes, rates, record, out);
     std::size_t passed = record.counts.value("passed", std::size_t{0});
     std::size_t invalid = record.counts.value("invalid", std::size_t{0});
     std::size_t failed = record.counts.value("failed", std::size_t{0});
@@ -494,6 +500,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
         out << "\n";
       }
     }
+    if (record.domain) out << domain_summary(*record.domain);
     return 0;
   } catch (const Interrupted& e) {
     err << "kiln: tuning interrupted; every finished measurement is in the worklog, and the next run resumes from it\n";

@@ -31,12 +31,37 @@ ordered_json problems_json(const Space& space, const std::vector<ProblemInstance
   return out;
 }
 
+ordered_json dim_json(const Dim& dim) {
+  if (dim.symbolic) return ordered_json(dim.domain);
+  if (!dim.range) return "int";
+  return {{"type", "int"},
+          {"domain", {{"min", dim.range->min}, {"max", dim.range->max}, {"scale", dim.range->log ? "log" : "linear"}}}};
+}
+
+// Without a domain, the keys and bytes of manifests made before domains existed.
 ordered_json problem_json(const Space& space) {
   ordered_json dims = ordered_json::object();
-  for (const Dim& dim : space.dims) dims[dim.name] = dim.symbolic ? ordered_json(dim.domain) : ordered_json("int");
+  for (const Dim& dim : space.dims) dims[dim.name] = dim_json(dim);
   ordered_json work = ordered_json::object();
   for (const WorkTerm& term : space.work) work[term.name] = term.expr.text();
-  return {{"dims", dims}, {"work", work}};
+  ordered_json out = {{"dims", dims}};
+  if (!space.domain_constraints.empty()) {
+    ordered_json constraints = ordered_json::array();
+    for (const Constraint& c : space.domain_constraints) constraints.push_back(c.expr.text());
+    out["domain_constraints"] = constraints;
+  }
+  out["work"] = work;
+  return out;
+}
+
+ordered_json tuning_json(const Space& space) {
+  ordered_json t = {{"max_variants", space.tuning.max_variants}, {"timeout_s", space.tuning.timeout_s}};
+  if (has_domain(space)) {
+    t["coverage"] = space.tuning.coverage;
+    t["held_out"] = space.tuning.held_out;
+    t["regret_tolerance"] = space.tuning.regret_tolerance;
+  }
+  return t;
 }
 
 ordered_json variants_json(const Space& space, const Enumeration& enumeration) {
@@ -80,10 +105,14 @@ ordered_json manifest(const Space& space, const Target& target, const Enumeratio
   m["problem"] = problem_json(space);
   m["problems"] = problems_json(space, space.problems);
   m["checks"] = problems_json(space, space.checks);
+  if (has_domain(space)) {
+    m["coverage"] = problems_json(space, space.coverage);
+    m["held_out"] = problems_json(space, space.held_out);
+  }
   m["buckets"] = ordered_json::array();
   for (const Bucket& b : space.buckets) m["buckets"].push_back({{"name", b.name}, {"when", b.when.text()}});
   m["tolerance"] = {{"fp32", space.tolerance.fp32}, {"fp16", space.tolerance.fp16}, {"bf16", space.tolerance.bf16}};
-  m["tuning"] = {{"max_variants", space.tuning.max_variants}, {"timeout_s", space.tuning.timeout_s}};
+  m["tuning"] = tuning_json(space);
   return m;
 }
 

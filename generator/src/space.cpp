@@ -202,11 +202,28 @@ Tolerance load_tolerance(const JsonNode& node) {
   return t;
 }
 
+std::int64_t domain_point_count(const JsonNode& node) {
+  const std::int64_t n = node.positive_integer();
+  if (n > kMaxDomainPoints) {
+    node.fail(std::to_string(n) + " points, more than the " + std::to_string(kMaxDomainPoints) + " a domain may sample");
+  }
+  return n;
+}
+
 Tuning load_tuning(const JsonNode& node) {
-  node.require_object({"max_variants", "timeout_s"}, {});
+  node.require_object({"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance"}, {});
   Tuning t;
   if (node.has("max_variants")) t.max_variants = node["max_variants"].positive_integer();
   if (node.has("timeout_s")) t.timeout_s = node["timeout_s"].positive_integer();
+  if (node.has("coverage")) t.coverage = domain_point_count(node["coverage"]);
+  if (node.has("held_out")) t.held_out = domain_point_count(node["held_out"]);
+  if (node.has("regret_tolerance")) {
+    t.regret_tolerance = node["regret_tolerance"].positive_number();
+    if (t.regret_tolerance < 1 || t.regret_tolerance > 10) {
+      node["regret_tolerance"].fail("expected a ratio of times from 1 to 10 (1.05: within 5 % of the best), got " +
+                                    describe_json(node["regret_tolerance"].json()));
+    }
+  }
   return t;
 }
 
@@ -266,7 +283,7 @@ Space load_space(const JsonFile& json, const std::filesystem::path& file, const 
   if (root.has("$schema")) root["$schema"].string();
   root.require_object({"$schema", "kiln_space", "kernel", "backend", "description", "harness", "parameters", "derived",
                        "constraints", "problem", "problems", "checks", "buckets", "tolerance", "tuning"},
-                      {"kernel", "backend", "harness", "parameters", "problem", "problems", "buckets"});
+                      {"kernel", "backend", "harness", "parameters", "problem", "problems"});
 
   Space space;
   space.label = json.label;
@@ -293,9 +310,12 @@ Space load_space(const JsonFile& json, const std::filesystem::path& file, const 
   space.problems = sections::load_instances(root["problems"], space);
   if (space.problems.empty()) root["problems"].fail("a space needs at least one problem");
   if (root.has("checks")) space.checks = sections::load_instances(root["checks"], space);
-  sections::load_buckets(root["buckets"], space);
   if (root.has("tolerance")) space.tolerance = load_tolerance(root["tolerance"]);
   if (root.has("tuning")) space.tuning = load_tuning(root["tuning"]);
+  // Buckets are required unless the space has a domain (the tuner then learns the dispatch).
+  sections::check_domain(root, space);
+  if (root.has("buckets")) sections::load_buckets(root["buckets"], space);
+  sections::evaluate_domain_work(space);
   sections::assign_buckets(space);
   return space;
 }

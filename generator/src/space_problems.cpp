@@ -7,13 +7,16 @@ namespace kiln::gen {
 namespace {
 
 Dim load_dim(const JsonNode& node) {
+  check_name(node, node.key(), "dim");
+  const auto& value = node.json();
+  if (value.is_object()) return sections::load_int_dim(node);  // with its domain
   Dim dim;
   dim.name = node.key();
-  check_name(node, dim.name, "dim");
-  const auto& value = node.json();
+  dim.pointer = node.pointer();
   if (value.is_string() && value.get_ref<const std::string&>() == "int") return dim;
   if (!value.is_array() || value.empty()) {
-    node.fail("expected \"int\" or a non-empty list of identifiers, got " + describe_json(value));
+    node.fail("expected \"int\", {\"type\": \"int\", \"domain\": ...} or a non-empty list of identifiers, got " +
+              describe_json(value));
   }
   dim.symbolic = true;
   for (const JsonNode& element : node.elements()) {
@@ -93,7 +96,7 @@ std::string problem_key(const Space& space, const ProblemInstance& problem) {
 namespace sections {
 
 void load_problem(const JsonNode& problem, DeclaredNames& names, Space& space) {
-  problem.require_object({"dims", "work"}, {"dims", "work"});
+  problem.require_object({"dims", "domain_constraints", "work"}, {"dims", "work"});
   problem["dims"].require_at_most(kMaxDims, "dims");
   for (const JsonNode& member : problem["dims"].members()) {
     Dim dim = load_dim(member);
@@ -106,6 +109,7 @@ void load_problem(const JsonNode& problem, DeclaredNames& names, Space& space) {
   for (const JsonNode& term : work.members()) {
     space.work.push_back(WorkTerm{term.key(), term.pointer(), load_expression(space, term, visible)});
   }
+  if (problem.has("domain_constraints")) load_domain_constraints(problem["domain_constraints"], space);
 }
 
 std::vector<ProblemInstance> load_instances(const JsonNode& list, const Space& space) {
@@ -130,6 +134,32 @@ void load_buckets(const JsonNode& buckets, Space& space) {
   }
 }
 
+namespace {
+
+// The tuner evaluates the work terms of every problem it times; an overflow is reported here instead.
+void evaluate_work(const Space& space, const ProblemInstance& problem, const std::string& context) {
+  const Environment env = problem_environment(space, problem);
+  for (const WorkTerm& term : space.work) {
+    try {
+      term.expr.evaluate(env);
+    } catch (const ExprError& e) {
+      fail_expr(space, term.pointer, e, context);
+    }
+  }
+}
+
+}  // namespace
+
+void evaluate_domain_work(const Space& space) {
+  std::uint64_t nodes = 0;
+  for (const WorkTerm& term : space.work) nodes += term.expr.node_count();
+  check_evaluation_cost(space.label, "/tuning/coverage", space.coverage.size() + space.held_out.size(), nodes,
+                        "domain points");
+  for (const auto* set : {&space.coverage, &space.held_out}) {
+    for (const ProblemInstance& point : *set) evaluate_work(space, point, "domain point " + problem_key(space, point));
+  }
+}
+
 void assign_buckets(Space& space) {
   std::uint64_t nodes = 0;
   for (const WorkTerm& term : space.work) nodes += term.expr.node_count();
@@ -137,16 +167,10 @@ void assign_buckets(Space& space) {
   check_evaluation_cost(space.label, "/problems", space.problems.size(), nodes, "problems");
   space.problem_buckets.clear();
   for (const ProblemInstance& problem : space.problems) {
-    const Environment env = problem_environment(space, problem);
     const std::string context = problem.pointer + " (" + problem_key(space, problem) + ")";
-    // The tuner evaluates the work terms of every problem; an overflow is reported here instead.
-    for (const WorkTerm& term : space.work) {
-      try {
-        term.expr.evaluate(env);
-      } catch (const ExprError& e) {
-        fail_expr(space, term.pointer, e, context);
-      }
-    }
+    evaluate_work(space, problem, context);
+    if (space.buckets.empty()) continue;  // a domain without buckets: the tuner learns the dispatch
+    const Environment env = problem_environment(space, problem);
     std::size_t found = space.buckets.size();
     for (std::size_t b = 0; b < space.buckets.size() && found == space.buckets.size(); ++b) {
       try {

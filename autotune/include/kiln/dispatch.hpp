@@ -34,14 +34,17 @@ constexpr std::int64_t log2_distance(std::int64_t a, std::int64_t b) {
 // Where a dispatched configuration comes from.
 struct Provenance {
   const char* variant;             // canonical variant name of the configuration
-  const char* bucket;              // the bucket whose winner it is; "" for the default
-  const char* selection;           // "exact bucket", "nearest tuned bucket" or "default, not tuned"
+  const char* bucket;              // the bucket whose winner it is, or the learned dispatch's leaf
+                                   // ("leaf 3"); "" for the default
+  const char* selection;           // "exact bucket", "nearest tuned bucket", "learned dispatch" or
+                                   // "default, not tuned"
   const char* device;              // device the tuning ran on; "" when not tuned
   const char* compute_capability;
   const char* driver;
   const char* cuda;
   const char* date;                // UTC day of the measurements
   double time_s;                   // geometric mean of the winner's times on the bucket's problems
+                                   // (a leaf: on its coverage points)
   double floor_s;                  // geometric mean of the floors of those problems
   double ratio;                    // time / floor; 0 when not tuned or no floor
   bool tuned;

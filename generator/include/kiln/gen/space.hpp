@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,12 @@ inline constexpr std::size_t kMaxVariantNameBytes = 200;
 // combinations times the nodes of derived values and constraints, and problems times the nodes of
 // work terms and bucket conditions. It bounds the time of `kiln generate` to seconds.
 inline constexpr std::uint64_t kMaxEvaluatedNodes = 50'000'000;
+// Problem domains (generator/README.md, "Problem domains"): the most coverage or held-out points a
+// space may ask for, the most domain constraints, and the largest end of an int dim's range (sizes
+// are drawn in double precision, exact far beyond it).
+inline constexpr std::int64_t kMaxDomainPoints = 1024;
+inline constexpr std::size_t kMaxDomainConstraints = 64;
+inline constexpr std::int64_t kMaxDomainValue = std::int64_t{1} << 48;
 
 // Throws (at `pointer`) when `count` evaluations of `exprs_nodes` nodes each exceed
 // kMaxEvaluatedNodes; `what` says what is counted ("combinations", "problems").
@@ -66,10 +73,19 @@ struct Constraint {
   std::string why;  // empty when the space gives none
 };
 
+// The sizes an int dim may take: [min, max], sampled on a log or a linear scale.
+struct IntRange {
+  std::int64_t min = 1;
+  std::int64_t max = 1;
+  bool log = true;
+};
+
 struct Dim {
   std::string name;
   bool symbolic = false;
   std::vector<std::string> domain;  // symbolic only
+  std::optional<IntRange> range;    // int only: its problem domain, when the space declares one
+  std::string pointer;              // /problem/dims/<name>
 };
 
 struct WorkTerm {
@@ -99,6 +115,12 @@ struct Tolerance {
 struct Tuning {
   std::int64_t max_variants = 256;
   std::int64_t timeout_s = 120;
+  // With a problem domain only: how many points the tuner times every variant on (coverage) and
+  // how many it keeps apart to judge the dispatch (held_out), and how far from a point's best
+  // variant the dispatched one may be (a ratio of times, at least 1).
+  std::int64_t coverage = 0;
+  std::int64_t held_out = 0;
+  double regret_tolerance = 1.05;
 };
 
 struct Space {
@@ -117,8 +139,12 @@ struct Space {
   std::vector<WorkTerm> work;
   std::vector<ProblemInstance> problems;
   std::vector<ProblemInstance> checks;
-  std::vector<Bucket> buckets;
+  std::vector<Bucket> buckets;  // may be empty with a domain: the tuner learns the dispatch
   std::vector<std::size_t> problem_buckets;  // for each problem, the index of its bucket
+  std::vector<Constraint> domain_constraints;  // over dims: which points the domain holds
+  // Drawn from the domain by sample_domain (domain.hpp) when the space has one.
+  std::vector<ProblemInstance> coverage;
+  std::vector<ProblemInstance> held_out;
   Tolerance tolerance;
   Tuning tuning;
 };
@@ -141,5 +167,8 @@ std::string problem_key(const Space& space, const ProblemInstance& problem);
 
 // Names visible to `problem.work` and `buckets[].when`: the dims.
 NameTable dim_names(const Space& space);
+
+// True when the space declares a problem domain (a range on its int dims).
+bool has_domain(const Space& space);
 
 }  // namespace kiln::gen

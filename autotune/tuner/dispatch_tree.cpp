@@ -1,0 +1,269 @@
+#include "dispatch_tree.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace kiln::tuner {
+namespace {
+
+// Times equal within rounding count as equal: a point's best variant always serves it.
+constexpr double kRelativeSlack = 1e-12;
+
+// Where a split between two measured values of an int dim goes: their midpoint in log2, rounded,
+// kept so that `<=` separates them.
+std::int64_t threshold_between(std::int64_t a, std::int64_t b) {
+  const double mid = std::exp2((std::log2(static_cast<double>(a)) + std::log2(static_cast<double>(b))) / 2);
+  return std::clamp(static_cast<std::int64_t>(std::llround(mid)), a, b - 1);
+}
+
+bool goes_yes(const TreeNode& n, const Problem& p) {
+  for (const auto& [name, value] : p.dims()) {
+    if (name != n.dim) continue;
+    if (n.threshold) return std::get<std::int64_t>(value) <= *n.threshold;
+    return std::get<std::string>(value) == *n.symbol;
+  }
+  throw std::runtime_error("dispatch tree: the problem " + p.key() + " has no dim '" + n.dim + "'");
+}
+
+struct Fit {
+  std::size_t variant = 0;
+  std::size_t served = 0;  // points within the tolerance
+  double worst = 0;        // worst regret
+  double log_mean = 0;     // mean log time
+};
+
+// Lexicographic: more points served, then smaller worst regret, then smaller mean time, then the
+// earlier variant.
+bool better(const Fit& a, const Fit& b) {
+  if (a.served != b.served) return a.served > b.served;
+  if (a.worst != b.worst) return a.worst < b.worst;
+  if (a.log_mean != b.log_mean) return a.log_mean < b.log_mean;
+  return a.variant < b.variant;
+}
+
+struct Split {
+  TreeNode node;
+  std::vector<std::size_t> yes, no;
+  std::size_t unserved = 0;
+  double worst = 0;
+};
+
+class Learner {
+ public:
+  Learner(const TreeTable& t, const TreeOptions& o) : t_(t), o_(o) {
+    for (const auto& row : t.time) best_.push_back(*std::min_element(row.begin(), row.end()));
+  }
+
+  DispatchTree learn() {
+    std::vector<std::size_t> all(t_.points.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    grow(all, 0);
+    return std::move(tree_);
+  }
+
+ private:
+  bool serves(std::size_t point, std::size_t v) const {
+    return t_.time[point][v] <= best_[point] * o_.tolerance * (1 + kRelativeSlack);
+  }
+
+  Fit fit(const std::vector<std::size_t>& set) const {
+    Fit chosen;
+    bool first = true;
+    for (std::size_t v = 0; v < t_.variants.size(); ++v) {
+      Fit f;
+      f.variant = v;
+      for (std::size_t p : set) {
+        f.served += serves(p, v) ? 1 : 0;
+        f.worst = std::max(f.worst, t_.time[p][v] / best_[p]);
+        f.log_mean += std::log(t_.time[p][v]);
+      }
+      f.log_mean /= static_cast<double>(set.size());
+      if (first || better(f, chosen)) chosen = f;
+      first = false;
+    }
+    return chosen;
+  }
+
+  int add_leaf(const std::vector<std::size_t>& set, const Fit& f) {
+    TreeNode leaf;
+    leaf.variant = t_.variants[f.variant];
+    leaf.points = set.size();
+    leaf.worst_regret = f.worst;
+    leaf.time_s = std::exp(f.log_mean);
+    double log_floor = 0;
+    bool floors = true;
+    for (std::size_t p : set) {
+      floors = floors && t_.floor_s[p] > 0;
+      if (floors) log_floor += std::log(t_.floor_s[p]);
+    }
+    leaf.floor_s = floors ? std::exp(log_floor / static_cast<double>(set.size())) : 0.0;
+    tree_.nodes.push_back(std::move(leaf));
+    return static_cast<int>(tree_.nodes.size()) - 1;
+  }
+
+  void consider(Split&& s, std::optional<Split>& chosen) const {
+    if (s.yes.empty() || s.no.empty()) return;
+    const Fit a = fit(s.yes), b = fit(s.no);
+    s.unserved = (s.yes.size() - a.served) + (s.no.size() - b.served);
+    s.worst = std::max(a.worst, b.worst);
+    if (!chosen || s.unserved < chosen->unserved || (s.unserved == chosen->unserved && s.worst < chosen->worst)) {
+      chosen = std::move(s);
+    }
+  }
+
+  std::optional<Split> best_split(const std::vector<std::size_t>& set) const {
+    std::optional<Split> chosen;
+    for (const auto& [name, first_value] : t_.points[set.front()].dims()) {
+      const bool integer = std::holds_alternative<std::int64_t>(first_value);
+      auto value_of = [&](std::size_t p) -> const Problem::Value& {
+        for (const auto& [n, v] : t_.points[p].dims()) {
+          if (n == name) return v;
+        }
+        throw std::runtime_error("dispatch tree: coverage point " + t_.points[p].key() + " has no dim '" + name + "'");
+      };
+      std::vector<Problem::Value> values;
+      for (std::size_t p : set) {
+        const auto& v = value_of(p);
+        if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+      }
+      if (values.size() < 2) continue;
+      if (integer) {
+        std::sort(values.begin(), values.end());
+        for (std::size_t i = 0; i + 1 < values.size(); ++i) {
+          Split s;
+          s.node.dim = name;
+          s.node.threshold = threshold_between(std::get<std::int64_t>(values[i]), std::get<std::int64_t>(values[i + 1]));
+          for (std::size_t p : set) (std::get<std::int64_t>(value_of(p)) <= *s.node.threshold ? s.yes : s.no).push_back(p);
+          consider(std::move(s), chosen);
+        }
+      } else {
+        for (const auto& symbol : values) {
+          Split s;
+          s.node.dim = name;
+          s.node.symbol = std::get<std::string>(symbol);
+          for (std::size_t p : set) (value_of(p) == symbol ? s.yes : s.no).push_back(p);
+          consider(std::move(s), chosen);
+        }
+      }
+    }
+    return chosen;
+  }
+
+  int grow(const std::vector<std::size_t>& set, std::size_t depth) {
+    const Fit f = fit(set);
+    if (f.served == set.size() || depth >= o_.max_depth) return add_leaf(set, f);
+    std::optional<Split> split = best_split(set);
+    if (!split) return add_leaf(set, f);
+    const int index = static_cast<int>(tree_.nodes.size());
+    tree_.nodes.push_back(split->node);
+    const int yes = grow(split->yes, depth + 1);
+    const int no = grow(split->no, depth + 1);
+    tree_.nodes[index].yes = yes;
+    tree_.nodes[index].no = no;
+    return index;
+  }
+
+  const TreeTable& t_;
+  TreeOptions o_;
+  std::vector<double> best_;
+  DispatchTree tree_;
+};
+
+nlohmann::ordered_json node_json(const DispatchTree& tree, std::size_t i) {
+  const TreeNode& n = tree.nodes.at(i);
+  if (n.is_leaf()) {
+    return {{"variant", n.variant},
+            {"points", n.points},
+            {"worst_regret", n.worst_regret},
+            {"time_s", n.time_s},
+            {"floor_s", n.floor_s}};
+  }
+  nlohmann::ordered_json j = {{"dim", n.dim}};
+  if (n.threshold) {
+    j["le"] = *n.threshold;
+  } else {
+    j["eq"] = *n.symbol;
+  }
+  j["then"] = node_json(tree, static_cast<std::size_t>(n.yes));
+  j["else"] = node_json(tree, static_cast<std::size_t>(n.no));
+  return j;
+}
+
+int node_from_json(const nlohmann::ordered_json& j, DispatchTree& tree, std::size_t depth) {
+  if (depth > 64) throw std::runtime_error("dispatch tree nested deeper than 64 levels");
+  TreeNode n;
+  const int index = static_cast<int>(tree.nodes.size());
+  if (j.contains("variant")) {
+    n.variant = j.at("variant").get<std::string>();
+    n.points = j.at("points").get<std::size_t>();
+    n.worst_regret = j.at("worst_regret").get<double>();
+    n.time_s = j.at("time_s").get<double>();
+    n.floor_s = j.at("floor_s").get<double>();
+    tree.nodes.push_back(std::move(n));
+    return index;
+  }
+  n.dim = j.at("dim").get<std::string>();
+  if (n.dim.empty()) throw std::runtime_error("dispatch tree split without a dim");
+  if (j.contains("le")) {
+    n.threshold = j.at("le").get<std::int64_t>();
+  } else {
+    n.symbol = j.at("eq").get<std::string>();
+  }
+  tree.nodes.push_back(std::move(n));
+  const int yes = node_from_json(j.at("then"), tree, depth + 1);
+  const int no = node_from_json(j.at("else"), tree, depth + 1);
+  tree.nodes[index].yes = yes;
+  tree.nodes[index].no = no;
+  return index;
+}
+
+}  // namespace
+
+std::size_t DispatchTree::leaf_of(const Problem& p) const {
+  std::size_t i = 0;
+  while (!nodes.at(i).is_leaf()) i = static_cast<std::size_t>(goes_yes(nodes[i], p) ? nodes[i].yes : nodes[i].no);
+  return i;
+}
+
+std::size_t DispatchTree::leaf_count() const {
+  return static_cast<std::size_t>(std::count_if(nodes.begin(), nodes.end(), [](const TreeNode& n) { return n.is_leaf(); }));
+}
+
+std::size_t DispatchTree::depth() const {
+  std::vector<std::size_t> level(nodes.size(), 0);
+  std::size_t deepest = 0;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    deepest = std::max(deepest, level[i]);
+    if (nodes[i].is_leaf()) continue;
+    level[static_cast<std::size_t>(nodes[i].yes)] = level[i] + 1;
+    level[static_cast<std::size_t>(nodes[i].no)] = level[i] + 1;
+  }
+  return deepest;
+}
+
+DispatchTree learn_tree(const TreeTable& table, const TreeOptions& options) {
+  if (table.points.empty() || table.variants.empty()) throw std::runtime_error("dispatch tree: no measurements to learn from");
+  for (const auto& row : table.time) {
+    if (row.size() != table.variants.size()) throw std::runtime_error("dispatch tree: a row of the table is incomplete");
+    for (double v : row) {
+      if (!(v > 0) || !std::isfinite(v)) throw std::runtime_error("dispatch tree: a time is not a positive number");
+    }
+  }
+  return Learner(table, options).learn();
+}
+
+double regret(const std::vector<double>& times_at_point, std::size_t variant) {
+  return times_at_point.at(variant) / *std::min_element(times_at_point.begin(), times_at_point.end());
+}
+
+nlohmann::ordered_json tree_to_json(const DispatchTree& tree) { return node_json(tree, 0); }
+
+DispatchTree tree_from_json(const nlohmann::ordered_json& j) {
+  DispatchTree tree;
+  node_from_json(j, tree, 0);
+  return tree;
+}
+
+}  // namespace kiln::tuner

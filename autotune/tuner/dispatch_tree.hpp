@@ -1,0 +1,76 @@
+// The dispatch learned from measurements (README, "Problem domains"): a small decision tree over
+// the problem's dims whose every leaf names one variant, fitted so that at every coverage point
+// the variant its leaf names is within a tolerance of that point's fastest measured variant.
+// A pure function of the table of times: the same table always gives the same tree.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/problem.hpp"
+
+namespace kiln::tuner {
+
+struct TreeNode {
+  // A split sends a problem to `yes` when `dim <= threshold` (an int dim) or `dim == symbol`
+  // (a symbolic dim), to `no` otherwise. A leaf has an empty dim.
+  std::string dim;
+  std::optional<std::int64_t> threshold;
+  std::optional<std::string> symbol;
+  int yes = -1;
+  int no = -1;
+  // A leaf: the variant it dispatches and what the coverage measured for it.
+  std::string variant;
+  std::size_t points = 0;    // coverage points that reach the leaf
+  double worst_regret = 1;   // the largest (variant's time / the point's best time) among them
+  double time_s = 0;         // geometric mean of the variant's times at those points
+  double floor_s = 0;        // geometric mean of their floors (0 when a point has none)
+
+  bool is_leaf() const { return dim.empty(); }
+};
+
+// nodes[0] is the root; children come after their parent (preorder).
+struct DispatchTree {
+  std::vector<TreeNode> nodes;
+
+  // Index of the leaf a problem reaches.
+  std::size_t leaf_of(const Problem& p) const;
+  std::size_t leaf_count() const;
+  std::size_t depth() const;
+};
+
+// The measurements a tree is learned from: time[point][variant] in seconds, every entry measured
+// (variants that failed anywhere are left out before).
+struct TreeTable {
+  std::vector<Problem> points;
+  std::vector<std::string> variants;
+  std::vector<std::vector<double>> time;
+  std::vector<double> floor_s;  // per point; 0 when it has none
+};
+
+struct TreeOptions {
+  double tolerance = 1.05;      // a leaf's variant may be this much slower than a point's best
+  std::size_t max_depth = 12;   // a bound on the tree (and on the record's JSON nesting)
+};
+
+// Greedy, CART-like: a node whose points one variant serves within the tolerance becomes a leaf
+// naming that variant (the one with the smallest worst regret, then the smallest geometric mean
+// time, then the first in the table's order); otherwise it splits where the fewest points are left
+// unserved on both sides (ties: the smaller worst regret, then the dims' order and the smaller
+// threshold). Thresholds of int dims lie between two measured values, at their midpoint in log2
+// rounded to an integer. Growth stops at the first node one variant serves, so no two sibling
+// leaves can be merged within the tolerance: the tree is already pruned.
+DispatchTree learn_tree(const TreeTable& table, const TreeOptions& options);
+
+// Regret of a variant at a point: its time over the point's fastest time.
+double regret(const std::vector<double>& times_at_point, std::size_t variant);
+
+// The record's JSON: nested objects, a split {"dim", "le" | "eq", "then", "else"}, a leaf
+// {"variant", "points", "worst_regret", "time_s", "floor_s"}.
+nlohmann::ordered_json tree_to_json(const DispatchTree& tree);
+DispatchTree tree_from_json(const nlohmann::ordered_json& j);
+
+}  // namespace kiln::tuner

@@ -1,0 +1,152 @@
+#include "domain.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "floors.hpp"
+#include "kiln/dispatch.hpp"
+
+namespace kiln::tuner {
+namespace {
+
+// The nearest measured problem of a tuned bucket, as the header's nearest_tuned_bucket() finds it.
+std::optional<std::string> nearest_bucket_winner(const Manifest& m, const Record& record, const Problem& p) {
+  std::optional<std::string> chosen;
+  std::int64_t best_distance = -1;
+  for (const auto& rb : record.buckets) {
+    if (!rb.winner || !m.variant_index(*rb.winner)) continue;
+    for (const auto& rp : rb.problems) {
+      std::int64_t distance = 0;
+      bool comparable = true;
+      for (const auto& d : m.dims) {
+        if (!rp.problem.has(d.name) || !p.has(d.name)) {
+          comparable = false;
+        } else if (d.symbolic) {
+          comparable = comparable && rp.problem.s(d.name) == p.s(d.name);
+        } else {
+          distance += log2_distance(rp.problem.i(d.name), p.i(d.name));
+        }
+      }
+      if (comparable && (best_distance < 0 || distance < best_distance)) {
+        best_distance = distance;
+        chosen = *rb.winner;
+      }
+    }
+  }
+  return chosen;
+}
+
+}  // namespace
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::string dispatched_variant(const Manifest& m, const Record& record, const Problem& p) {
+  if (record.domain && record.domain->tree) {
+    const auto& tree = *record.domain->tree;
+    const std::string& v = tree.nodes[tree.leaf_of(p)].variant;
+    return m.variant_index(v) ? v : m.default_variant;
+  }
+  if (auto b = m.bucket_of(p)) {
+    for (const auto& rb : record.buckets) {
+      if (rb.name == m.buckets[*b].name && rb.winner && m.variant_index(*rb.winner)) return *rb.winner;
+    }
+  }
+  return nearest_bucket_winner(m, record, p).value_or(m.default_variant);
+}
+
+TreeTable coverage_table(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
+                         const std::map<std::string, double>& rates) {
+  TreeTable t;
+  t.points = m.coverage;
+  t.time.resize(m.coverage.size());
+  for (const auto& p : m.coverage) t.floor_s.push_back(floor_of(m.work_of(p), rates).seconds);
+  std::vector<const VariantOutcome*> usable;
+  for (const auto& oc : outcomes) {
+    if (!oc.complete || oc.failure || !oc.score) continue;
+    usable.push_back(&oc);
+  }
+  std::sort(usable.begin(), usable.end(), [](const auto* a, const auto* b) { return a->index < b->index; });
+  for (const auto* oc : usable) {
+    t.variants.push_back(m.variants[oc->index].name);
+    for (std::size_t i = 0; i < m.coverage.size(); ++i) t.time[i].push_back(oc->median_s.at(m.coverage[i].key()));
+  }
+  return t;
+}
+
+void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>& outcomes,
+                const std::map<std::string, double>& rates, Record& record, std::ostream& out) {
+  const Manifest& m = *ctx.manifest;
+  if (!m.has_domain()) return;
+  const TreeTable table = coverage_table(m, outcomes, rates);
+  if (table.variants.empty()) {
+    out << "kiln: " << m.kernel << ": no variant passed and was timed at every coverage point; no dispatch learned\n";
+    return;
+  }
+  RecordedDomain d;
+  d.tolerance = m.regret_tolerance;
+  d.coverage_points = table.points.size();
+  if (m.buckets.empty()) {
+    d.tree = learn_tree(table, TreeOptions{m.regret_tolerance});
+    record.domain = d;  // the dispatch below reads the tree from the record
+  }
+
+  // The dispatch's regret at the coverage points, and the finalists.
+  auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(table.variants.begin(), table.variants.end(), name) - table.variants.begin());
+  };
+  std::set<std::size_t> finalists;
+  std::vector<double> regrets;
+  for (std::size_t i = 0; i < table.points.size(); ++i) {
+    const auto& row = table.time[i];
+    finalists.insert(*m.variant_index(table.variants[std::min_element(row.begin(), row.end()) - row.begin()]));
+    const std::string chosen = dispatched_variant(m, record, table.points[i]);
+    const std::size_t c = column(chosen);
+    if (c < table.variants.size()) regrets.push_back(regret(row, c));
+    finalists.insert(*m.variant_index(chosen));
+  }
+  finalists.insert(*m.variant_index(m.default_variant));
+  if (!regrets.empty()) {
+    d.coverage_worst_regret = *std::max_element(regrets.begin(), regrets.end());
+    d.coverage_median_regret = median(regrets);
+  }
+
+  // The held-out points, timed on the finalists that passed.
+  std::map<std::string, std::map<std::string, double>> held;  // variant -> point key -> seconds
+  for (std::size_t v : finalists) {
+    const std::string& name = m.variants[v].name;
+    if (column(name) >= table.variants.size()) continue;  // failed or not measured
+    d.finalists.push_back(name);
+    PointTimes times = time_points(ctx, v, m.held_out);
+    if (!times.failure.empty()) out << "kiln: " << name << ": held-out points: " << times.failure << "\n";
+    held[name] = std::move(times.median_s);
+  }
+  for (const auto& p : m.held_out) {
+    HeldOutPoint h;
+    h.problem = p;
+    h.dispatched = dispatched_variant(m, record, p);
+    auto own = held.find(h.dispatched);
+    if (own == held.end() || !own->second.count(p.key())) continue;  // the dispatched variant has no time here
+    h.dispatched_s = own->second.at(p.key());
+    for (const auto& name : d.finalists) {
+      auto t = held[name].find(p.key());
+      if (t == held[name].end()) continue;
+      if (h.best.empty() || t->second < h.best_s) {
+        h.best = name;
+        h.best_s = t->second;
+      }
+    }
+    const Floor f = floor_of(m.work_of(p), rates);
+    h.floor_s = f.seconds;
+    h.bound = f.bound;
+    d.held_out.push_back(std::move(h));
+  }
+  record.domain = std::move(d);
+}
+
+}  // namespace kiln::tuner

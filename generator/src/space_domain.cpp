@@ -1,0 +1,107 @@
+// Loading the problem domain of a space file: int dims written as objects with a `domain`, the
+// `domain_constraints` across dims, and the checks that tie them to `tuning`.
+#include <algorithm>
+#include <cmath>
+
+#include "kiln/gen/domain.hpp"
+#include "kiln/gen/space_sections.hpp"
+
+namespace kiln::gen::sections {
+namespace {
+
+std::int64_t range_end(const JsonNode& node) {
+  const std::int64_t v = node.integer();
+  if (v > kMaxDomainValue) {
+    node.fail("the domain is too large to sample: " + std::to_string(v) + " is beyond " +
+              std::to_string(kMaxDomainValue) + " (2^48)");
+  }
+  return v;
+}
+
+}  // namespace
+
+Dim load_int_dim(const JsonNode& node) {
+  node.require_object({"type", "domain"}, {"type"});
+  const JsonNode type = node["type"];
+  if (!type.json().is_string() || type.json().get_ref<const std::string&>() != "int") {
+    type.fail("expected \"int\" (a symbolic dim lists its values instead), got " + describe_json(type.json()));
+  }
+  Dim dim;
+  dim.name = node.key();
+  dim.pointer = node.pointer();
+  if (!node.has("domain")) return dim;
+  const JsonNode domain = node["domain"];
+  domain.require_object({"min", "max", "scale"}, {"min", "max"});
+  IntRange range;
+  range.min = range_end(domain["min"]);
+  range.max = range_end(domain["max"]);
+  if (domain.has("scale")) {
+    const std::string& scale = domain["scale"].string();
+    if (scale != "log" && scale != "linear") {
+      domain["scale"].fail("expected \"log\" or \"linear\", got " + describe_json(domain["scale"].json()));
+    }
+    range.log = scale == "log";
+  }
+  if (range.max < range.min) {
+    domain["max"].fail("max " + std::to_string(range.max) + " is below min " + std::to_string(range.min) +
+                       " (an empty range)");
+  }
+  if (range.min <= 0) {
+    domain["min"].fail(std::string("min ") + std::to_string(range.min) +
+                       (range.log ? " is not positive: a log scale needs sizes of at least 1"
+                                  : " is not positive: problem sizes are at least 1"));
+  }
+  dim.range = range;
+  return dim;
+}
+
+void load_domain_constraints(const JsonNode& node, Space& space) {
+  node.require_at_most(kMaxDomainConstraints, "domain constraints");
+  const NameTable visible = dim_names(space);
+  for (const JsonNode& element : node.elements()) {
+    space.domain_constraints.push_back(
+        Constraint{element.pointer(), element.pointer(), load_expression(space, element, visible), ""});
+  }
+  if (space.domain_constraints.empty()) node.fail("an empty list: leave the key out instead");
+}
+
+void check_domain(const JsonNode& root, Space& space) {
+  const JsonNode problem = root["problem"];
+  const bool domain = has_domain(space);
+  if (!domain) {
+    if (problem.has("domain_constraints")) {
+      problem["domain_constraints"].fail("domain constraints need a domain (a \"domain\" on every int dim)");
+    }
+    if (space.tuning.coverage > 0 || space.tuning.held_out > 0) {
+      root["tuning"].fail("tuning.coverage and tuning.held_out need a problem domain (a \"domain\" on every int dim)");
+    }
+    if (!root.has("buckets")) fail_at(space.label, "/buckets", "required key is missing");
+    return;
+  }
+  bool any_int = false;
+  for (const Dim& dim : space.dims) {
+    if (dim.symbolic) continue;
+    any_int = true;
+    if (!dim.range) {
+      fail_at(space.label, dim.pointer,
+              "a problem domain needs a range on every int dim: write {\"type\": \"int\", \"domain\": {\"min\": ..., "
+              "\"max\": ..., \"scale\": \"log\"}}");
+    }
+  }
+  if (!any_int) fail_at(space.label, "/problem/dims", "a problem domain needs at least one int dim");
+  if (space.tuning.coverage == 0) {
+    fail_at(space.label, "/tuning/coverage", "a problem domain needs tuning.coverage (how many points to tune on)");
+  }
+  if (space.tuning.held_out == 0) space.tuning.held_out = std::max<std::int64_t>(1, space.tuning.coverage / 2);
+  sample_domain(space);
+}
+
+}  // namespace kiln::gen::sections
+
+namespace kiln::gen {
+
+bool has_domain(const Space& space) {
+  return std::any_of(space.dims.begin(), space.dims.end(), [](const Dim& d) { return d.range.has_value(); });
+}
+
+}  // namespace kiln::gen

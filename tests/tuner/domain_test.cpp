@@ -1,0 +1,350 @@
+// The dispatch learned from measurements: tree learning on synthetic tables and on timings
+// replayed offline from the committed H200 worklog, regret, the record's domain section, and the
+// header written from it (compiled by a real compiler, byte-identical when rebuilt from the record).
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dispatch_tree.hpp"
+#include "domain.hpp"
+#include "domain_report.hpp"
+#include "header.hpp"
+#include "kiln/gen/generate.hpp"
+#include "kiln/worklog/worklog.hpp"
+#include "kiln_catch.hpp"
+#include "manifest.hpp"
+#include "process.hpp"
+#include "record.hpp"
+#include "temp_dir.hpp"
+
+using namespace kiln::tuner;
+
+namespace {
+
+kiln::Problem rc(std::int64_t rows, std::int64_t cols, const std::string& dtype = "fp32") {
+  kiln::Problem p;
+  p.set("rows", rows);
+  p.set("cols", cols);
+  p.set("dtype", dtype);
+  return p;
+}
+
+// Variant "narrow" is fastest below 1024 columns, "wide" from 4096; each is twice as slow on the
+// other side. "middling" is 10 % behind the best everywhere.
+TreeTable two_regimes() {
+  TreeTable t;
+  t.variants = {"narrow", "middling", "wide"};
+  for (std::int64_t cols : {16, 64, 256, 1024, 4096, 16384, 65536}) {
+    for (std::int64_t rows : {8, 512}) {
+      t.points.push_back(rc(rows, cols));
+      const double best = 1e-6 * static_cast<double>(rows * cols) / 1024;
+      const bool narrow = cols <= 1024;
+      t.time.push_back({narrow ? best : 2 * best, 1.1 * best, narrow ? 2 * best : best});
+      t.floor_s.push_back(best / 2);
+    }
+  }
+  return t;
+}
+
+std::vector<std::string> leaf_variants(const DispatchTree& tree) {
+  std::vector<std::string> out;
+  for (const auto& n : tree.nodes) {
+    if (n.is_leaf()) out.push_back(n.variant);
+  }
+  return out;
+}
+
+double worst_regret_of(const DispatchTree& tree, const TreeTable& t) {
+  double worst = 1;
+  for (std::size_t i = 0; i < t.points.size(); ++i) {
+    const std::string& v = tree.nodes[tree.leaf_of(t.points[i])].variant;
+    const auto column = static_cast<std::size_t>(std::find(t.variants.begin(), t.variants.end(), v) - t.variants.begin());
+    worst = std::max(worst, regret(t.time[i], column));
+  }
+  return worst;
+}
+
+const char* kDomainSpace = R"json({
+  "kiln_space": 1, "kernel": "dtoy", "backend": "cpu",
+  "harness": { "include": "dtoy.hpp", "workload": "dtoy::Workload" },
+  "parameters": { "VEC": { "values": [4, 8, 16], "default": 8 } },
+  "problem": {
+    "dims": {
+      "rows": { "type": "int", "domain": { "min": 1, "max": 65536, "scale": "log" } },
+      "cols": { "type": "int", "domain": { "min": 1, "max": 65536, "scale": "log" } },
+      "dtype": ["fp32", "bf16"]
+    },
+    "domain_constraints": [ "rows * cols >= 64" ],
+    "work": { "bytes": "8 * rows * cols" }
+  },
+  "problems": [ { "rows": 512, "cols": 512, "dtype": "fp32" } ],
+  "tuning": { "coverage": 8, "held_out": 4 }
+})json";
+
+Manifest domain_manifest(const kiln_test::TempDir& dir) {
+  kiln_test::write_file(dir / "dtoy.space.json", kDomainSpace);
+  kiln::gen::generate(dir / "dtoy.space.json", std::filesystem::path(KILN_SOURCE_DIR) / "presets/devices/cpu.json",
+                      dir / "out");
+  return load_manifest(dir / "out/manifest.json");
+}
+
+// A record whose tree sends bf16 to VEC16, fp32 with cols <= 2048 to VEC4, the rest to VEC8.
+Record tree_record() {
+  Record r;
+  r.kernel = "dtoy";
+  r.backend = "cpu";
+  r.space_hash = "0123456789abcdef";
+  r.preset = "cpu";
+  r.device_name = "Test CPU";
+  r.date = "2026-11-24";
+  r.strategy = "exhaustive";
+  TreeTable t;
+  t.variants = {"dtoy__VEC4", "dtoy__VEC8", "dtoy__VEC16"};
+  for (const std::string dtype : {"fp32", "bf16"}) {
+    for (std::int64_t cols : {64, 1024, 4096, 65536}) {
+      t.points.push_back(rc(64, cols, dtype));
+      const double b = 1e-6;
+      if (dtype == "bf16") {
+        t.time.push_back({2 * b, 2 * b, b});
+      } else if (cols <= 1024) {
+        t.time.push_back({b, 2 * b, 3 * b});
+      } else {
+        t.time.push_back({2 * b, b, 3 * b});
+      }
+      t.floor_s.push_back(b / 4);
+    }
+  }
+  RecordedDomain d;
+  d.tree = learn_tree(t, {1.05});
+  d.coverage_points = t.points.size();
+  d.finalists = t.variants;
+  d.held_out.push_back({rc(100, 3000), "dtoy__VEC8", 2e-6, "dtoy__VEC4", 1.8e-6, 1e-6, "memory bandwidth"});
+  r.domain = d;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("one variant within the tolerance everywhere makes a single leaf", "[tree]") {
+  TreeTable t = two_regimes();
+  const DispatchTree loose = learn_tree(t, {2.0});
+  CHECK(loose.leaf_count() == 1);
+  CHECK(leaf_variants(loose) == std::vector<std::string>{"middling"});  // worst regret 1.1, not 2
+  CHECK(loose.nodes[0].points == t.points.size());
+  CHECK(loose.nodes[0].worst_regret == kiln_test::Approx(1.1));
+}
+
+TEST_CASE("two regimes split on the dim that separates them, at a log2 midpoint", "[tree]") {
+  TreeTable t = two_regimes();
+  const DispatchTree tree = learn_tree(t, {1.05});
+  REQUIRE(tree.leaf_count() == 2);
+  CHECK(tree.nodes[0].dim == "cols");
+  REQUIRE(tree.nodes[0].threshold);
+  CHECK(*tree.nodes[0].threshold == 2048);  // between 1024 and 4096
+  CHECK(leaf_variants(tree) == std::vector<std::string>{"narrow", "wide"});
+  CHECK(worst_regret_of(tree, t) <= 1.05);
+  // The leaves' provenance: points, worst regret, geometric means of time and floor.
+  const TreeNode& narrow = tree.nodes[static_cast<std::size_t>(tree.nodes[0].yes)];
+  CHECK(narrow.points == 8);
+  CHECK(narrow.worst_regret == kiln_test::Approx(1.0));
+  CHECK(narrow.time_s / narrow.floor_s == kiln_test::Approx(2.0));
+}
+
+TEST_CASE("a symbolic dim splits on equality, and the tree is deterministic and survives JSON", "[tree]") {
+  TreeTable t;
+  t.variants = {"a", "b"};
+  for (const std::string dtype : {"fp32", "bf16"}) {
+    for (std::int64_t cols : {10, 100, 1000}) {
+      t.points.push_back(rc(4, cols, dtype));
+      t.time.push_back(dtype == "bf16" ? std::vector<double>{2.0, 1.0} : std::vector<double>{1.0, 2.0});
+      t.floor_s.push_back(0);
+    }
+  }
+  const DispatchTree tree = learn_tree(t, {1.05});
+  REQUIRE(tree.leaf_count() == 2);
+  CHECK(tree.nodes[0].dim == "dtype");
+  CHECK(tree.nodes[0].symbol == std::optional<std::string>("fp32"));
+  CHECK(tree.nodes[static_cast<std::size_t>(tree.nodes[0].yes)].floor_s == 0);  // no floor at some point
+  CHECK(tree_to_json(learn_tree(t, {1.05})) == tree_to_json(tree));
+  const DispatchTree back = tree_from_json(tree_to_json(tree));
+  CHECK(tree_to_json(back) == tree_to_json(tree));
+  for (const auto& p : t.points) CHECK(back.leaf_of(p) == tree.leaf_of(p));
+}
+
+TEST_CASE("every coverage point is served within the tolerance, whatever the table", "[tree]") {
+  // A table where each point's best is a different variant in no simple pattern.
+  TreeTable t;
+  for (int v = 0; v < 5; ++v) t.variants.push_back("v" + std::to_string(v));
+  for (int i = 0; i < 40; ++i) {
+    t.points.push_back(rc(1 + (i * 37) % 101, 1 + (i * 53) % 997));
+    std::vector<double> row;
+    for (int v = 0; v < 5; ++v) row.push_back(1.0 + ((i * 7 + v * 13) % 11) / 10.0);
+    t.time.push_back(row);
+    t.floor_s.push_back(0.5);
+  }
+  const DispatchTree tree = learn_tree(t, {1.05});
+  CHECK(worst_regret_of(tree, t) <= 1.05);
+  CHECK(tree.depth() <= 12);
+  std::size_t counted = 0;
+  for (const auto& n : tree.nodes) counted += n.is_leaf() ? n.points : 0;
+  CHECK(counted == t.points.size());
+}
+
+TEST_CASE("a table with a missing or non-positive time is refused", "[tree]") {
+  TreeTable t = two_regimes();
+  t.time[3][1] = 0;
+  CHECK_THROWS(learn_tree(t, {1.05}));
+  t = two_regimes();
+  t.time[2].pop_back();
+  CHECK_THROWS(learn_tree(t, {1.05}));
+}
+
+TEST_CASE("regret is a variant's time over the point's fastest", "[tree]") {
+  CHECK(regret({2.0, 1.0, 4.0}, 0) == 2.0);
+  CHECK(regret({2.0, 1.0, 4.0}, 1) == 1.0);
+  CHECK(median({3.0, 1.0, 2.0}) == 2.0);
+  CHECK(median({4.0, 1.0, 2.0, 3.0}) == 2.5);
+  RecordedDomain d;
+  d.held_out.push_back({rc(1, 1), "a", 3e-6, "b", 2e-6, 1e-6, "memory bandwidth"});
+  d.held_out.push_back({rc(2, 2), "a", 2e-5, "a", 2e-5, 1.6e-5, "memory bandwidth"});
+  const DomainFigures all = domain_figures(d);
+  CHECK(all.points == 2);
+  CHECK(all.worst_regret == kiln_test::Approx(1.5));
+  CHECK(all.median_regret == kiln_test::Approx(1.25));
+  CHECK(all.worst_ratio == kiln_test::Approx(3.0));
+  const DomainFigures large = domain_figures(d, 10e-6);  // only the point with a 16 us floor
+  CHECK(large.points == 1);
+  CHECK(large.worst_ratio == kiln_test::Approx(1.25));
+}
+
+TEST_CASE("a tree learned from the committed H200 softmax timings serves every problem within 5 %", "[tree]") {
+  auto log = kiln::worklog::Worklog::open(std::filesystem::path(KILN_SOURCE_DIR) / "presets/records/h200/worklog.sqlite",
+                                          kiln::worklog::OpenMode::read_only);
+  std::string context;
+  for (const auto& s : log.sessions()) {
+    if (s.kernel == "softmax_cuda") context = s.context_key;
+  }
+  REQUIRE(!context.empty());
+  std::map<std::string, std::map<std::string, double>> times;  // variant -> problem key -> median
+  std::vector<std::string> keys;
+  for (const auto& m : log.measurements(context, "softmax_cuda")) {
+    if (m.key.phase != kiln::worklog::Phase::bench || m.status != kiln::worklog::MeasurementStatus::ok) continue;
+    times[m.key.variant][m.key.problem_key] = median_of(m);
+    if (std::find(keys.begin(), keys.end(), m.key.problem_key) == keys.end()) keys.push_back(m.key.problem_key);
+  }
+  std::sort(keys.begin(), keys.end());
+  REQUIRE(keys.size() >= 4);
+  TreeTable t;
+  for (const auto& key : keys) {
+    kiln::Problem p;
+    std::istringstream words(key);
+    for (std::string word; words >> word;) {
+      const auto eq = word.find('=');
+      const std::string value = word.substr(eq + 1);
+      if (std::isdigit(static_cast<unsigned char>(value[0]))) {
+        p.set(word.substr(0, eq), static_cast<std::int64_t>(std::stoll(value)));
+      } else {
+        p.set(word.substr(0, eq), value);
+      }
+    }
+    t.points.push_back(p);
+    t.time.emplace_back();
+    t.floor_s.push_back(0);
+  }
+  for (const auto& [variant, by_key] : times) {
+    if (by_key.size() != keys.size()) continue;
+    t.variants.push_back(variant);
+    for (std::size_t i = 0; i < keys.size(); ++i) t.time[i].push_back(by_key.at(keys[i]));
+  }
+  REQUIRE(t.variants.size() >= 40);
+  const DispatchTree tree = learn_tree(t, {1.05});
+  CHECK(worst_regret_of(tree, t) <= 1.05);
+  CHECK(tree.leaf_count() >= 2);  // the buckets' winners differ: one variant does not serve all
+  CHECK(tree.leaf_count() <= keys.size());
+  CHECK(tree_to_json(learn_tree(t, {1.05})) == tree_to_json(tree));
+}
+
+TEST_CASE("the header of a learned dispatch compiles, reads like code, and rebuilds byte for byte from the record",
+          "[header]") {
+  kiln_test::TempDir dir("kiln-domain-header");
+  const Manifest m = domain_manifest(dir);
+  REQUIRE(m.has_domain());
+  CHECK(m.coverage.size() == 8);
+  CHECK(m.held_out.size() == 4);
+  const Record record = tree_record();
+  std::vector<std::string> warnings;
+  const std::string header = dispatch_header(m, record, warnings);
+  CHECK(warnings.empty());
+  CHECK(header.find("if (p.dtype == \"fp32\") {") != std::string::npos);
+  CHECK(header.find("if (p.cols <= 2048) {") != std::string::npos);
+  CHECK(header.find("return launch(VEC4{});  // leaf 0: 2 coverage points, worst regret 1") != std::string::npos);
+  CHECK(header.find("enum class Bucket") == std::string::npos);
+  // From the record's text alone: the same bytes.
+  const Record again = record_from_json(nlohmann::ordered_json::parse(record_text(record)), "record");
+  CHECK(record_text(again) == record_text(record));
+  CHECK(dispatch_header(m, again, warnings) == header);
+  CHECK(dispatched_variant(m, again, rc(3, 5000, "fp32")) == "dtoy__VEC8");
+  CHECK(dispatched_variant(m, again, rc(3, 5, "bf16")) == "dtoy__VEC16");
+
+  kiln_test::write_file(dir / "include/kiln/tuned/dtoy.hpp", header);
+  kiln_test::write_file(dir / "use.cpp", R"(
+#include <cstring>
+#include "kiln/tuned/dtoy.hpp"
+using namespace kiln::tuned::dtoy;
+constexpr Problem narrow{64, 100, kiln::Choice{"fp32"}};
+constexpr Problem wide{64, 100000, kiln::Choice{"fp32"}};
+constexpr Problem half{64, 100, kiln::Choice{"bf16"}};
+static_assert(provenance(narrow).tuned, "tuned");
+static_assert(provenance(narrow).ratio > 3.9 && provenance(narrow).ratio < 4.1, "ratio of the leaf");
+int main() {
+  int a = dispatch(narrow, [](auto config) { return decltype(config)::VEC; });
+  int b = dispatch(wide, [](auto config) { return decltype(config)::VEC; });
+  int c = dispatch(half, [](auto config) { return decltype(config)::VEC; });
+  bool learned = std::strcmp(provenance(wide).selection, "learned dispatch") == 0;
+  return a == 4 && b == 8 && c == 16 && learned ? 0 : 1;
+}
+)");
+  std::string output;
+  auto sink = [&](const std::string& line) { output += line + "\n"; };
+  ChildResult built = run_child({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", "c++", "-std=c++17", "-Wall", "-Werror",
+                                 "-I" + (dir / "include").string(), "-I" + std::string(KILN_SOURCE_DIR) + "/autotune/include",
+                                 (dir / "use.cpp").string(), "-o", (dir / "use").string()},
+                                std::chrono::seconds(120), sink);
+  INFO(output);
+  REQUIRE(built.exited_cleanly());
+  CHECK(run_child({(dir / "use").string()}, std::chrono::seconds(10), sink).exited_cleanly());
+}
+
+TEST_CASE("without a record, or with a leaf the space lost, a domain header dispatches the default", "[header]") {
+  kiln_test::TempDir dir("kiln-domain-header");
+  const Manifest m = domain_manifest(dir);
+  std::vector<std::string> warnings;
+  const std::string untuned = dispatch_header(m, std::nullopt, warnings);
+  CHECK(untuned.find("return launch(DefaultConfig{});") != std::string::npos);
+  CHECK(untuned.find("Not tuned") != std::string::npos);
+  Record r = tree_record();
+  for (auto& n : r.domain->tree->nodes) {
+    if (n.variant == "dtoy__VEC16") n.variant = "dtoy__VEC32";
+  }
+  const std::string header = dispatch_header(m, r, warnings);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("dtoy__VEC32") != std::string::npos);
+  CHECK(header.find("return launch(VEC8{});  // leaf 2") != std::string::npos);  // the default
+}
+
+TEST_CASE("the report gives the held-out figures and an escaped SVG heat map", "[report]") {
+  Record r = tree_record();
+  r.kernel = "dtoy<&>";
+  const std::string md = domain_markdown(r, "maps");
+  CHECK(md.find("| all | 1 | 1.111 | 1.111 | 2.00 | 2.00 |") != std::string::npos);
+  CHECK(md.find("Worst by regret") != std::string::npos);
+  CHECK(md.find("maps/dtoy&lt;&>_floor.svg") != std::string::npos);
+  const std::string svg = heat_map_svg(r, false);
+  CHECK(svg.rfind("<svg ", 0) == 0);
+  CHECK(svg.find("dtoy&lt;&amp;&gt;") != std::string::npos);
+  CHECK(svg.find("dtoy<&>") == std::string::npos);
+  CHECK(svg.find("rows=100 cols=3000 dtype=fp32: 2.000") != std::string::npos);
+  CHECK(heat_map_svg(r, true).find("1.111") != std::string::npos);
+}
