@@ -133,6 +133,22 @@ std::string problem_set_of(const Manifest& m, int checks_per_problem) {
   return h.hex();
 }
 
+std::string store_failure(const EvaluationContext& ctx, const worklog::VariantKey& key, worklog::FailureKind kind,
+                          const std::string& detail, std::optional<double> limit_s, std::optional<double> others_cores) {
+  worklog::VariantFailure f;
+  f.key = key;
+  f.kind = kind;
+  f.detail = detail;
+  f.session_id = ctx.session_id;
+  f.limit_s = limit_s;
+  f.others_cores = others_cores;
+  f.problem_set = problem_set_of(*ctx.manifest, ctx.checks_per_problem);
+  f.kiln_version = kiln_version;
+  ctx.log->put_variant_failure(f);
+  return "failure " + key.context_key + "/" + key.variant + "/" + key.variant_hash + " @" +
+         ctx.log->variant_failure(key)->created_at;
+}
+
 worklog::MeasurementKey measurement_key(const EvaluationContext& ctx, std::size_t index, const std::string& hash,
                                         const Problem& p, worklog::Phase phase) {
   return key_for(ctx, index, hash, p, phase);
@@ -335,15 +351,7 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
   } else if (auto failed = build_failure(ctx, name)) {
     out.failure = FailureKind::compile;
     out.detail = *failed;
-    worklog::VariantFailure f;
-    f.key = vkey;
-    f.kind = FailureKind::compile;
-    f.detail = out.detail;
-    f.session_id = ctx.session_id;
-    f.problem_set = problem_set_of(m, ctx.checks_per_problem);
-    f.kiln_version = kiln_version;
-    ctx.log->put_variant_failure(f);
-    out.evidence = "failure " + variant_id + " @" + ctx.log->variant_failure(vkey)->created_at;
+    out.evidence = store_failure(ctx, vkey, FailureKind::compile, out.detail);
     return out;
   }
 
@@ -404,19 +412,9 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
       // A correctness failure is cached as a failed check; the others disqualify the variant,
       // with the conditions they happened under, so that a later run can judge a retry.
       if (*out.failure != FailureKind::correctness) {
-        worklog::VariantFailure f;
-        f.key = vkey;
-        f.kind = *out.failure;
-        f.detail = out.detail;
-        f.session_id = ctx.session_id;
         // The limit the user sets; the one in force for the step (scaled by its expected time and
         // the machine's load) is in the detail.
-        f.limit_s = ctx.timeout_s;
-        f.others_cores = run.quietness.others_cores;
-        f.problem_set = problem_set_of(m, ctx.checks_per_problem);
-        f.kiln_version = kiln_version;
-        ctx.log->put_variant_failure(f);
-        out.evidence = "failure " + variant_id + " @" + ctx.log->variant_failure(vkey)->created_at;
+        out.evidence = store_failure(ctx, vkey, *out.failure, out.detail, ctx.timeout_s, run.quietness.others_cores);
       } else {
         out.evidence = "check " + variant_id + " in session " + std::to_string(ctx.session_id);
       }

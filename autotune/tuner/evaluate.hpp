@@ -49,6 +49,13 @@ Environment pinning_environment();
 // Fingerprint of what a variant is validated and timed on: problems, checks, checks per problem.
 std::string problem_set_of(const Manifest& m, int checks_per_problem);
 
+// Stores a failure of a variant in this context with what it depended on (the problem set and
+// this Kiln, plus the limit and the machine's load where they played a part), so that a later run
+// can judge a retry; returns its evidence, "failure <context>/<variant>/<hash> @<time>".
+std::string store_failure(const EvaluationContext& ctx, const worklog::VariantKey& key, worklog::FailureKind kind,
+                          const std::string& detail, std::optional<double> limit_s = std::nullopt,
+                          std::optional<double> others_cores = std::nullopt);
+
 struct VariantOutcome {
   std::size_t index = 0;
   std::optional<worklog::FailureKind> failure;

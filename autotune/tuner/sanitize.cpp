@@ -71,4 +71,24 @@ SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index
   return result;
 }
 
+std::vector<std::string> dispatched_variants(const Record& record, int runners_up) {
+  std::vector<std::string> names;
+  auto add = [&](const std::string& n) {
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  };
+  for (const auto& rb : record.buckets) {
+    if (!rb.winner) continue;
+    add(*rb.winner);
+    for (std::size_t k = 0; k < rb.contenders.size() && k < static_cast<std::size_t>(runners_up); ++k) {
+      add(rb.contenders[k].variant);
+    }
+  }
+  if (record.domain && record.domain->tree) {
+    for (const auto& node : record.domain->tree->nodes) {
+      if (node.is_leaf()) add(node.variant);
+    }
+  }
+  return names;
+}
+
 }  // namespace kiln::tuner

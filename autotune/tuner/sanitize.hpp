@@ -4,8 +4,10 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "evaluate.hpp"
+#include "record.hpp"
 
 namespace kiln::tuner {
 
@@ -22,5 +24,9 @@ std::string sanitizer_errors(const std::string& log, std::size_t max_lines = 8);
 // Runs the variant's checks (the space's checks, or its problems when it has none) under each
 // tool in turn; stops at the first that reports errors.
 SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index, const std::filesystem::path& sanitizer);
+
+// The variants a record's header dispatches to, which the gate must pass: each bucket's winner
+// (and its first runners_up contenders) and each leaf of a learned tree, in that order, once each.
+std::vector<std::string> dispatched_variants(const Record& record, int runners_up);
 
 }  // namespace kiln::tuner

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -156,27 +157,23 @@ std::size_t settle_near_ties(const EvaluationContext& ctx, const Record& record,
   return ran;
 }
 
-// The sanitizer gate: each bucket's winner (and, when asked, its runners-up) runs its checks under
-// compute-sanitizer before it is accepted. One with errors is recorded as a sanitizer failure
-// (with an attempt of its own) and the winners are chosen again without it, until every
-// bucket's choice is clean.
-void sanitize_winners(const EvaluationContext& ctx, const TuneOptions& o, const SelectionInput& in,
-                      const std::filesystem::path& sanitizer, std::vector<VariantOutcome>& outcomes, Record& record,
+// The sanitizer gate: every variant the header dispatches to (and, when asked, each bucket's
+// runners-up) runs its checks under compute-sanitizer before it is accepted. One with errors is
+// recorded as a sanitizer failure (with an attempt of its own) and the record is chosen again
+// without it (`choose`: the winners, and the learned dispatch of a domain), until every choice is
+// clean.
+void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const std::filesystem::path& sanitizer,
+                      std::vector<VariantOutcome>& outcomes, Record& record, const std::function<Record()>& choose,
                       std::ostream& out) {
   const Manifest& m = *ctx.manifest;
-  auto hash_of = [&](std::size_t v) { return variant_hash(ctx, v); };
   std::set<std::size_t> clean;
   while (true) {
     std::optional<std::size_t> next;
-    for (const auto& rb : record.buckets) {
-      if (!rb.winner) continue;
-      std::vector<std::string> names = {*rb.winner};
-      for (std::size_t k = 0; k < rb.contenders.size() && k < static_cast<std::size_t>(o.sanitize_runners_up); ++k) {
-        names.push_back(rb.contenders[k].variant);
-      }
-      for (const auto& n : names) {
-        std::size_t v = *m.variant_index(n);
-        if (!clean.count(v) && !next) next = v;
+    for (const auto& n : dispatched_variants(record, o.sanitize_runners_up)) {
+      std::size_t v = *m.variant_index(n);
+      if (!clean.count(v)) {
+        next = v;
+        break;
       }
     }
     if (!next) return;
@@ -189,14 +186,7 @@ void sanitize_winners(const EvaluationContext& ctx, const TuneOptions& o, const 
       continue;
     }
     out << "kiln: " << name << ": compute-sanitizer found errors; the next candidate is taken\n    " << s.detail << "\n";
-    worklog::VariantFailure f;
-    f.key = {ctx.context_key, m.kernel, name, variant_hash(ctx, *next)};
-    f.kind = FailureKind::sanitizer;
-    f.detail = s.detail;
-    f.session_id = ctx.session_id;
-    f.problem_set = problem_set_of(m, ctx.checks_per_problem);
-    f.kiln_version = kiln_version;
-    ctx.log->put_variant_failure(f);
+    const worklog::VariantKey key{ctx.context_key, m.kernel, name, variant_hash(ctx, *next)};
     worklog::Attempt a;
     a.session_id = ctx.session_id;
     a.kernel = m.kernel;
@@ -208,8 +198,7 @@ void sanitize_winners(const EvaluationContext& ctx, const TuneOptions& o, const 
     a.failure_kind = FailureKind::sanitizer;
     a.explanation = "sanitizer: " + s.detail;
     a.tags = {"sanitizer", m.backend};
-    a.evidence = "failure " + ctx.context_key + "/" + name + "/" + f.key.variant_hash + " @" +
-                 ctx.log->variant_failure(f.key)->created_at;
+    a.evidence = store_failure(ctx, key, FailureKind::sanitizer, s.detail);
     ctx.log->add_attempt(a);
     for (auto& oc : outcomes) {
       if (oc.index != *next) continue;
@@ -217,7 +206,7 @@ void sanitize_winners(const EvaluationContext& ctx, const TuneOptions& o, const 
       oc.detail = s.detail;
       oc.score.reset();
     }
-    record = select_winners(in, outcomes, hash_of);
+    record = choose();
   }
 }
 
@@ -450,16 +439,23 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
       std::size_t again = settle_near_ties(ctx, record, outcomes, o.interleave_rounds, out);
       if (again > 0) record = select_winners(in, outcomes, hash_of);
     }
+    // The winners and, for a space with a domain, the learned dispatch fitted to the coverage
+    // points and judged on the held-out ones (from the worklog where measured before).
+    auto choose = [&] {
+      Record chosen = select_winners(in, outcomes, hash_of);
+      fit_domain(ctx, outcomes, rates, chosen, out);
+      return chosen;
+    };
+    fit_domain(ctx, outcomes, rates, record, out);
     if (m.backend == "cuda" && o.sanitize) {
       if (auto sanitizer = find_tool("compute-sanitizer")) {
-        sanitize_winners(ctx, o, in, *sanitizer, outcomes, record, out);
+        sanitize_choices(ctx, o, *sanitizer, outcomes, record, choose, out);
       } else if (o.sanitize_required) {
         throw std::runtime_error("compute-sanitizer not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin); --sanitize needs it");
       } else {
         out << "kiln: compute-sanitizer not found: the winners are not sanitized (--no-sanitize says this is meant)\n";
       }
     }
-    fit_domain(ctx, outcomes, rates, record, out);
     std::size_t passed = record.counts.value("passed", std::size_t{0});
     std::size_t invalid = record.counts.value("invalid", std::size_t{0});
     std::size_t failed = record.counts.value("failed", std::size_t{0});

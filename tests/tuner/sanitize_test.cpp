@@ -41,3 +41,39 @@ TEST_CASE("a sanitizer failure is kept, even on request, until the problems or K
   now.problem_set = "b";
   CHECK(kiln::tuner::retry_decision(f, now).retry);
 }
+
+TEST_CASE("the gate covers every variant a header dispatches to: bucket winners, runners-up on request, tree leaves",
+          "[sanitize]") {
+  kiln::tuner::Record r;
+  kiln::tuner::RecordedBucket b1;
+  b1.name = "narrow";
+  b1.winner = "k__A";
+  b1.contenders = {{"k__B", 1.0, std::nullopt, std::nullopt}, {"k__C", 1.1, std::nullopt, std::nullopt}};
+  kiln::tuner::RecordedBucket b2;
+  b2.name = "wide";
+  b2.winner = "k__A";  // a variant that wins twice is gated once
+  kiln::tuner::RecordedBucket empty;
+  empty.name = "none";  // no winner: nothing to gate
+  r.buckets = {b1, b2, empty};
+  CHECK(kiln::tuner::dispatched_variants(r, 0) == std::vector<std::string>{"k__A"});
+  CHECK(kiln::tuner::dispatched_variants(r, 1) == std::vector<std::string>{"k__A", "k__B"});
+
+  // A learned tree: a split and two leaves, one of them a variant no bucket chose.
+  kiln::tuner::DispatchTree tree;
+  kiln::tuner::TreeNode split;
+  split.dim = "cols";
+  split.threshold = 256;
+  split.yes = 1;
+  split.no = 2;
+  kiln::tuner::TreeNode narrow;
+  narrow.variant = "k__D";
+  kiln::tuner::TreeNode wide;
+  wide.variant = "k__A";
+  tree.nodes = {split, narrow, wide};
+  kiln::tuner::RecordedDomain d;
+  d.tree = tree;
+  r.domain = d;
+  CHECK(kiln::tuner::dispatched_variants(r, 0) == std::vector<std::string>{"k__A", "k__D"});
+  r.buckets.clear();
+  CHECK(kiln::tuner::dispatched_variants(r, 0) == std::vector<std::string>{"k__D", "k__A"});
+}
