@@ -206,10 +206,12 @@ TEST_CASE("the integrity check finds a full-text index out of step with the atte
              ContainsSubstring("the full-text index does not match the attempts table"));
 }
 
-TEST_CASE("the committed H200 worklog (version 1) migrates: medians become columns, spreads stay unknown") {
+// tests/worklog/data/h200_worklog_v1.sqlite: the H200 worklog as committed in version 1 (2026-11-22,
+// tuned before the schema had median columns), kept as it was written.
+TEST_CASE("a real version 1 worklog (H200) migrates: medians become columns, spreads stay unknown") {
   kiln_test::TempDir dir("kiln-worklog");
   const auto path = dir / "h200.sqlite";
-  std::filesystem::copy_file(std::filesystem::path(KILN_SOURCE_DIR) / "presets/records/h200/worklog.sqlite", path);
+  std::filesystem::copy_file(std::filesystem::path(KILN_SOURCE_DIR) / "tests/worklog/data/h200_worklog_v1.sqlite", path);
   REQUIRE(query_int(path, "PRAGMA user_version") == 1);
   const auto timings = query_int(path, "SELECT count(*) FROM measurements WHERE phase = 'bench' AND status = 'ok'");
   REQUIRE(timings > 0);
