@@ -189,7 +189,7 @@ bool up_to_date(const Job& job, const std::vector<fs::path>& sources, const fs::
   for (const auto& dep : read_depfile(depfile)) {
     if (newer_than(absolute_in(job.commands.compile.cwd, dep), stamp)) return false;
   }
-  return true;
+  return !changed_link_input(job.commands.link, stamp);
 }
 
 // Memory the system can still give, from /proc/meminfo (0 when unknown).
@@ -428,6 +428,28 @@ CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& 
   }
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
+}
+
+std::optional<fs::path> changed_link_input(const CapturedCommand& link, fs::file_time_type built) {
+  // argv[0] is the driver; options and their values are skipped, files named outright are read.
+  bool value_follows = false;
+  for (std::size_t i = 1; i < link.argv.size(); ++i) {
+    const std::string& a = link.argv[i];
+    if (value_follows) {
+      value_follows = false;
+      continue;
+    }
+    if (a == "-o" || a == "-MF" || a == "-Xlinker" || a == "-T") {
+      value_follows = true;
+      continue;
+    }
+    if (a.empty() || a[0] == '-') continue;
+    const fs::path file = absolute_in(link.cwd, a);
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) continue;
+    if (newer_than(file, built)) return file;
+  }
+  return std::nullopt;
 }
 
 }  // namespace kiln::tuner

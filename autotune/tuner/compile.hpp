@@ -10,6 +10,7 @@
 #pragma once
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,12 @@ VariantCommands variant_commands(const CapturedCommand& compile, const CapturedC
 // Builds the manifest's variants that are out of date. A variant that does not compile or link
 // is recorded as failed in its build record (the tuner reports it as a compile failure) and the
 // others go on. Throws kiln::Error when the template's commands cannot be used.
+// The first file the link command reads (an object or a library named on its command line, not an
+// option) that is newer than `built` or gone; nothing when every one is older. A variant whose
+// harness or API library changed must be linked again, though none of its sources changed.
+std::optional<std::filesystem::path> changed_link_input(const CapturedCommand& link,
+                                                        std::filesystem::file_time_type built);
+
 CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& options);
 
 }  // namespace kiln::tuner

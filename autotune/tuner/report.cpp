@@ -143,8 +143,11 @@ std::string record_markdown(const Record& r, const std::string& svg_dir) {
   if (!r.driver.empty()) md << "; driver " << safe(r.driver);
   if (!r.cuda_runtime.empty()) md << ", CUDA " << safe(r.cuda_runtime);
   md << ". Variants: " << safe(r.counts.dump()) << ".\n\n";
-  md << "| bucket | problem | winner | time (us) | floor (us) | bound | actual/floor | reading |\n";
-  md << "| --- | --- | --- | ---: | ---: | --- | ---: | --- |\n";
+  // A learned dispatch has no buckets: its figures are the domain's, below.
+  if (!r.buckets.empty()) {
+    md << "| bucket | problem | winner | time (us) | floor (us) | bound | actual/floor | reading |\n";
+    md << "| --- | --- | --- | ---: | ---: | --- | ---: | --- |\n";
+  }
   for (const auto& b : r.buckets) {
     if (!b.winner) {
       md << "| " << safe(b.name) << " | | no winner: " << safe(b.reason) << " | | | | | |\n";
@@ -160,7 +163,7 @@ std::string record_markdown(const Record& r, const std::string& svg_dir) {
       }
     }
   }
-  md << "\nRunners-up (geometric mean over the bucket's problems):\n\n";
+  if (!r.buckets.empty()) md << "\nRunners-up (geometric mean over the bucket's problems):\n\n";
   for (const auto& b : r.buckets) {
     if (!b.winner || b.contenders.empty()) continue;
     md << "- " << safe(b.name) << ": winner " << us(b.time_s) << " us";

@@ -135,6 +135,13 @@ Record select_winners(const SelectionInput& in, const std::vector<VariantOutcome
     }
     record.buckets.push_back(std::move(rb));
   }
+  // Without a bucket winner (a learned dispatch is fitted afterwards), the newest timing of any
+  // variant that completed dates the record.
+  if (newest.empty()) {
+    for (const auto& oc : outcomes) {
+      if (oc.complete && oc.newest_measurement > newest) newest = oc.newest_measurement;
+    }
+  }
   record.date = newest.empty() ? "unknown" : newest.substr(0, 10);
   return record;
 }

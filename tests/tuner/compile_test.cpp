@@ -1,4 +1,5 @@
 // Reusing a template's captured command lines for each variant (autotune/tuner/compile.hpp).
+#include <chrono>
 #include <fstream>
 
 #include "compile.hpp"
@@ -75,4 +76,28 @@ TEST_CASE("a captured command file round-trips, and a broken one names itself") 
     std::ofstream(dir / "bad.json") << "{\"cwd\": 3}";
   }
   CHECK_THROWS_WITH(load_captured_command(dir / "bad.json"), ContainsSubstring("bad.json: not a captured command"));
+}
+
+TEST_CASE("a link input newer than the variant's build makes it stale, options and the output do not") {
+  kiln_test::TempDir dir("kiln-compile");
+  const auto object = dir / "v.o";
+  const auto library = dir / "libkiln_harness_cpu.a";
+  const auto executable = dir / "v";
+  for (const auto& f : {object, library, executable}) std::ofstream(f) << "x";
+  const auto old_time = std::filesystem::file_time_type::clock::now() - std::chrono::hours(2);
+  for (const auto& f : {object, library, executable}) std::filesystem::last_write_time(f, old_time);
+  const auto built = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
+  // Relative paths are taken from the command's working directory, as the linker takes them.
+  kiln::tuner::CapturedCommand link{dir.path(), {"c++", "-O3", "v.o", "-o", "v", "-Wl,--as-needed", library.string(), "-lm"}};
+  CHECK_FALSE(kiln::tuner::changed_link_input(link, built));
+
+  std::filesystem::last_write_time(library, std::filesystem::file_time_type::clock::now());
+  const auto changed = kiln::tuner::changed_link_input(link, built);
+  REQUIRE(changed);
+  CHECK(*changed == library);
+
+  // The output itself, written after the build began, is not an input.
+  std::filesystem::last_write_time(library, old_time);
+  std::filesystem::last_write_time(executable, std::filesystem::file_time_type::clock::now());
+  CHECK_FALSE(kiln::tuner::changed_link_input(link, built));
 }
