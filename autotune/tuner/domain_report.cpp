@@ -8,32 +8,18 @@
 
 #include "domain.hpp"
 #include "kiln/text.hpp"
+#include "numbers.hpp"
 #include "kiln/worklog/markdown.hpp"
 
 namespace kiln::tuner {
+
 namespace {
 
 // Held-out points whose floor is at least this are the ones the targets are about: below
 // it, launch latency rather than the kernel's work sets the time.
 constexpr double kLargeFloorSeconds = 10e-6;
 
-std::string fixed(double v, int decimals) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
-// Text from a record (it may come from another machine) as one safe table cell: no control
-// characters or bad UTF-8, no table separator, no HTML.
-std::string safe(const std::string& text) {
-  std::string out;
-  for (char c : kiln::escape_controls(text)) {
-    if (c == '|') out += "\\|";
-    else if (c == '<') out += "&lt;";
-    else out += c;
-  }
-  return out;
-}
 
 // Text inside SVG: the five characters XML gives meaning to, escaped.
 std::string xml(const std::string& text) {
@@ -150,8 +136,8 @@ std::string domain_markdown(const Record& r, const std::string& svg_dir) {
     md << "| problem | dispatched | time (us) | fastest finalist | time (us) | regret | floor (us) | actual/floor | reading |\n";
     md << "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | --- |\n";
     for (const auto* p : worst) {
-      md << "| " << safe(p->problem.key()) << " | " << safe(p->dispatched) << " | " << fixed(p->dispatched_s * 1e6, 2) << " | "
-         << safe(p->best) << " | " << fixed(p->best_s * 1e6, 2) << " | " << fixed(p->regret(), 3) << " | ";
+      md << "| " << markdown_cell(p->problem.key()) << " | " << markdown_cell(p->dispatched) << " | " << fixed(p->dispatched_s * 1e6, 2) << " | "
+         << markdown_cell(p->best) << " | " << fixed(p->best_s * 1e6, 2) << " | " << fixed(p->regret(), 3) << " | ";
       if (p->floor_s > 0) {
         md << fixed(p->floor_s * 1e6, 2) << " | " << fixed(p->ratio(), 2) << " | " << worklog::floor_reading(p->ratio()) << " |\n";
       } else {
@@ -161,8 +147,8 @@ std::string domain_markdown(const Record& r, const std::string& svg_dir) {
   }
   if (!svg_dir.empty() && !int_dims(d).empty()) {
     const std::string base = svg_dir + "/" + r.kernel;
-    md << "\n![actual/floor over the held-out points](" << safe(base) << "_floor.svg)\n";
-    md << "![regret over the held-out points](" << safe(base) << "_regret.svg)\n";
+    md << "\n![actual/floor over the held-out points](" << markdown_cell(base) << "_floor.svg)\n";
+    md << "![regret over the held-out points](" << markdown_cell(base) << "_regret.svg)\n";
   }
   return md.str();
 }

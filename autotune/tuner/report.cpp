@@ -12,6 +12,7 @@
 #include "kiln/worklog/markdown.hpp"
 
 namespace kiln::tuner {
+
 namespace {
 
 std::string us(double s) {
@@ -21,17 +22,6 @@ std::string us(double s) {
 }
 
 
-// Text from a record (it may come from another machine) as one safe table cell or line: no
-// control characters or bad UTF-8, no table separator, no HTML.
-std::string safe(const std::string& text) {
-  std::string out;
-  for (char c : kiln::escape_controls(text)) {
-    if (c == '|') out += "\\|";
-    else if (c == '<') out += "&lt;";
-    else out += c;
-  }
-  return out;
-}
 
 std::string percent(const std::optional<double>& v) {
   if (!v) return "-";
@@ -56,7 +46,7 @@ std::optional<worklog::Profile> newest_profile(const std::vector<worklog::Profil
 std::string bottleneck_row(const std::string& bucket, const std::string& problem, const std::string& variant,
                            const std::string& role, const std::optional<worklog::Profile>& profile) {
   std::ostringstream md;
-  md << "| " << safe(bucket) << " | " << safe(problem) << " | " << safe(variant) << " (" << role << ") | ";
+  md << "| " << markdown_cell(bucket) << " | " << markdown_cell(problem) << " | " << markdown_cell(variant) << " (" << role << ") | ";
   if (!profile) {
     md << "- | - | - | - | - | - | - | not profiled, no launch shape recorded |\n";
     return md.str();
@@ -102,9 +92,9 @@ std::string bottleneck_row(const std::string& bucket, const std::string& problem
     }
   }
   md << percent(m.sm_pct) << " | " << percent(m.memory_pct) << " (DRAM " << percent(m.dram_pct) << ") | " << occupancy
-     << " | " << safe(registers) << " | " << safe(shape) << " | " << safe(stall) << " | **" << to_string(b.kind) << "** ("
-     << safe(source) << "): " << safe(b.reason);
-  if (!flags.empty() && flags != b.reason) md << "; flags: " << safe(flags);
+     << " | " << markdown_cell(registers) << " | " << markdown_cell(shape) << " | " << markdown_cell(stall) << " | **" << to_string(b.kind) << "** ("
+     << markdown_cell(source) << "): " << markdown_cell(b.reason);
+  if (!flags.empty() && flags != b.reason) md << "; flags: " << markdown_cell(flags);
   md << " |\n";
   return md.str();
 }
@@ -114,7 +104,7 @@ std::string bottleneck_row(const std::string& bucket, const std::string& problem
 std::string bottleneck_markdown(const Record& r, const worklog::Worklog& log, int runners_up) {
   const std::vector<worklog::Profile> all = log.profiles(r.context_key, r.kernel);
   std::ostringstream md;
-  md << "### Bottlenecks of " << safe(r.kernel) << "\n\n";
+  md << "### Bottlenecks of " << markdown_cell(r.kernel) << "\n\n";
   md << "By the method's hierarchy: parallelism, memory, compute, instructions (kiln profile; README, \"kiln "
         "profile\"). Throughputs are % of peak; the dominant launch of each run.\n\n";
   md << "| bucket | problem | variant | SM | memory | occupancy | registers | launch | top stall | bottleneck |\n";
@@ -136,13 +126,13 @@ std::string bottleneck_markdown(const Record& r, const worklog::Worklog& log, in
 
 std::string record_markdown(const Record& r, const std::string& svg_dir) {
   std::ostringstream md;
-  md << "## " << safe(r.kernel) << " on " << safe(r.device_name);
-  if (!r.compute_capability.empty()) md << " (sm " << safe(r.compute_capability) << ")";
+  md << "## " << markdown_cell(r.kernel) << " on " << markdown_cell(r.device_name);
+  if (!r.compute_capability.empty()) md << " (sm " << markdown_cell(r.compute_capability) << ")";
   md << "\n\n";
-  md << "Tuned " << safe(r.date) << " with " << safe(r.strategy) << " search";
-  if (!r.driver.empty()) md << "; driver " << safe(r.driver);
-  if (!r.cuda_runtime.empty()) md << ", CUDA " << safe(r.cuda_runtime);
-  md << ". Variants: " << safe(r.counts.dump()) << ".\n\n";
+  md << "Tuned " << markdown_cell(r.date) << " with " << markdown_cell(r.strategy) << " search";
+  if (!r.driver.empty()) md << "; driver " << markdown_cell(r.driver);
+  if (!r.cuda_runtime.empty()) md << ", CUDA " << markdown_cell(r.cuda_runtime);
+  md << ". Variants: " << markdown_cell(r.counts.dump()) << ".\n\n";
   // A learned dispatch has no buckets: its figures are the domain's, below.
   if (!r.buckets.empty()) {
     md << "| bucket | problem | winner | time (us) | floor (us) | bound | actual/floor | reading |\n";
@@ -150,14 +140,14 @@ std::string record_markdown(const Record& r, const std::string& svg_dir) {
   }
   for (const auto& b : r.buckets) {
     if (!b.winner) {
-      md << "| " << safe(b.name) << " | | no winner: " << safe(b.reason) << " | | | | | |\n";
+      md << "| " << markdown_cell(b.name) << " | | no winner: " << markdown_cell(b.reason) << " | | | | | |\n";
       continue;
     }
     for (const auto& p : b.problems) {
-      md << "| " << safe(b.name) << " | " << safe(p.problem.key()) << " | " << safe(*b.winner) << " | " << us(p.time_s) << " | ";
+      md << "| " << markdown_cell(b.name) << " | " << markdown_cell(p.problem.key()) << " | " << markdown_cell(*b.winner) << " | " << us(p.time_s) << " | ";
       if (p.floor_s > 0) {
         double ratio = p.time_s / p.floor_s;
-        md << us(p.floor_s) << " | " << safe(p.bound) << " | " << fixed(ratio, 2) << " | " << worklog::floor_reading(ratio) << " |\n";
+        md << us(p.floor_s) << " | " << markdown_cell(p.bound) << " | " << fixed(ratio, 2) << " | " << worklog::floor_reading(ratio) << " |\n";
       } else {
         md << "- | - | - | no floor (no rate for the declared work) |\n";
       }
@@ -166,11 +156,11 @@ std::string record_markdown(const Record& r, const std::string& svg_dir) {
   if (!r.buckets.empty()) md << "\nRunners-up (geometric mean over the bucket's problems):\n\n";
   for (const auto& b : r.buckets) {
     if (!b.winner || b.contenders.empty()) continue;
-    md << "- " << safe(b.name) << ": winner " << us(b.time_s) << " us";
+    md << "- " << markdown_cell(b.name) << ": winner " << us(b.time_s) << " us";
     for (const auto& c : b.contenders) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%+.1f%%", (c.time_s / b.time_s - 1) * 100);
-      md << "; " << safe(c.variant) << " " << us(c.time_s) << " us (" << pct << ")";
+      md << "; " << markdown_cell(c.variant) << " " << us(c.time_s) << " us (" << pct << ")";
     }
     md << "\n";
   }

@@ -69,4 +69,20 @@ inline std::string escape_controls(std::string_view text) {
   return out;
 }
 
+// `text` as one markdown table cell or line: escaped as above, the table separator escaped, and
+// no HTML (a record or worklog from another machine must not add markup to a report).
+inline std::string markdown_cell(std::string_view text) {
+  std::string out;
+  for (char c : escape_controls(text)) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '<') {
+      out += "&lt;";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace kiln
