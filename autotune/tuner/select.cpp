@@ -135,11 +135,17 @@ Record select_winners(const SelectionInput& in, const std::vector<VariantOutcome
     }
     record.buckets.push_back(std::move(rb));
   }
-  // Without a bucket winner (a learned dispatch is fitted afterwards), the newest timing of any
-  // variant that completed dates the record.
+  // Without a bucket winner (a learned dispatch is fitted afterwards), the newest timing in the
+  // worklog of any variant that passed, on the listed problems, dates the record: read from the
+  // worklog, as above, so that a tuning and `kiln record` give the same date.
   if (newest.empty()) {
     for (const auto& oc : outcomes) {
-      if (oc.complete && oc.newest_measurement > newest) newest = oc.newest_measurement;
+      if (!oc.complete || oc.failure) continue;
+      for (const auto& p : m.problems) {
+        auto meas = in.log->measurement({in.context_key, m.kernel, m.variants[oc.index].name, variant_hash_of(oc.index),
+                                         p.key(), worklog::Phase::bench});
+        if (meas && meas->created_at > newest) newest = meas->created_at;
+      }
     }
   }
   record.date = newest.empty() ? "unknown" : newest.substr(0, 10);
