@@ -117,7 +117,10 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--strategy-option", *strategy_assignments, "key=value, an option of the strategy (repeatable)");
   tune->add_option("--budget", *budget, "shorthand for --strategy-option budget=N (0: the strategy's default)")->check(count());
   tune->add_option("--seed", t->seed, "random seed (default: from the clock)")->check(count());
-  tune->add_option("--repetitions", t->repetitions, "timed repetitions per problem (median)")->check(CLI::Range(1, 1000));
+  tune->add_option("--repetitions", t->repetitions, "timed repetitions per problem (median), at most")->check(CLI::Range(1, 1000));
+  tune->add_option("--settled-spread", t->settled_spread,
+                   "stop after 3 repetitions whose range is within this fraction of their median (0: always all)")
+      ->check(CLI::Range(0.0, 1.0));
   tune->add_option("--checks", t->checks_per_problem, "validations per problem, each on fresh inputs")->check(CLI::Range(1, 100));
   tune->add_option("--timeout", *timeout,
                    "seconds a variant may go without reporting progress (default: the space's tuning.timeout_s); "
@@ -128,6 +131,10 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
                                                     "(timeout, crash, runtime); compile failures are kept");
   tune->add_option("--quiet-wait", t->quiet_wait_s, "longest wait, in seconds, for a quiet machine before each measurement")
       ->check(CLI::Range(0.0, 3600.0));
+  tune->add_option("--finalists", t->finalists,
+                   "with a problem domain: the fastest variants of each listed problem, and by score, that are "
+                   "timed at the coverage points")
+      ->check(CLI::Range(1, 1000));
   tune->add_option("--interleave-rounds", t->interleave_rounds,
                    "turns each near-tie gets when re-measured A/B/A/B before a winner is named (0: none)")
       ->check(CLI::Range(0, 20));

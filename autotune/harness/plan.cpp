@@ -1,5 +1,7 @@
 #include "plan.hpp"
 
+#include <algorithm>
+
 #include <fstream>
 
 #include "kiln/error.hpp"
@@ -26,10 +28,14 @@ Plan load_plan(const std::string& path) {
     plan.tolerance[dtype] = tol.get<double>();
   }
   plan.repetitions = j.value("repetitions", plan.repetitions);
+  plan.min_repetitions = std::min(j.value("min_repetitions", plan.repetitions), plan.repetitions);
+  plan.settled_spread = j.value("settled_spread", plan.settled_spread);
   plan.repetition_seconds = j.value("repetition_seconds", plan.repetition_seconds);
   plan.max_rotation_bytes = j.value("max_rotation_bytes", plan.max_rotation_bytes);
-  if (plan.checks_per_problem < 1 || plan.repetitions < 1 || plan.repetition_seconds <= 0) {
-    throw Error(path + ": checks_per_problem and repetitions must be >= 1, repetition_seconds > 0");
+  if (plan.checks_per_problem < 1 || plan.repetitions < 1 || plan.min_repetitions < 1 || plan.repetition_seconds <= 0 ||
+      plan.settled_spread < 0) {
+    throw Error(path + ": checks_per_problem, repetitions and min_repetitions must be >= 1, repetition_seconds > 0, "
+                       "settled_spread >= 0");
   }
   return plan;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <set>
 
 #include "floors.hpp"
@@ -69,6 +71,9 @@ TreeTable coverage_table(const Manifest& m, const std::vector<VariantOutcome>& o
   std::vector<const VariantOutcome*> usable;
   for (const auto& oc : outcomes) {
     if (!oc.complete || oc.failure || !oc.score) continue;
+    const bool timed_everywhere = std::all_of(m.coverage.begin(), m.coverage.end(),
+                                              [&](const Problem& p) { return oc.median_s.count(p.key()) > 0; });
+    if (!timed_everywhere) continue;
     usable.push_back(&oc);
   }
   std::sort(usable.begin(), usable.end(), [](const auto* a, const auto* b) { return a->index < b->index; });
@@ -77,6 +82,58 @@ TreeTable coverage_table(const Manifest& m, const std::vector<VariantOutcome>& o
     for (std::size_t i = 0; i < m.coverage.size(); ++i) t.time[i].push_back(oc->median_s.at(m.coverage[i].key()));
   }
   return t;
+}
+
+std::set<std::size_t> coverage_finalists(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
+                                         std::size_t per_problem) {
+  std::vector<const VariantOutcome*> passed;
+  for (const auto& oc : outcomes) {
+    if (!oc.failure && oc.score) passed.push_back(&oc);
+  }
+  std::set<std::size_t> chosen;
+  auto take_fastest = [&](const std::function<std::optional<double>(const VariantOutcome&)>& time_of) {
+    std::vector<std::pair<double, std::size_t>> ranked;
+    for (const auto* oc : passed) {
+      if (auto t = time_of(*oc)) ranked.emplace_back(*t, oc->index);
+    }
+    std::sort(ranked.begin(), ranked.end());
+    for (std::size_t k = 0; k < std::min(per_problem, ranked.size()); ++k) chosen.insert(ranked[k].second);
+  };
+  for (const auto& p : m.problems) {
+    take_fastest([&](const VariantOutcome& oc) -> std::optional<double> {
+      auto it = oc.median_s.find(p.key());
+      return it == oc.median_s.end() ? std::nullopt : std::optional<double>(it->second);
+    });
+  }
+  take_fastest([](const VariantOutcome& oc) { return oc.score; });
+  if (auto d = m.variant_index(m.default_variant)) {
+    for (const auto* oc : passed) {
+      if (oc->index == *d) chosen.insert(*d);
+    }
+  }
+  return chosen;
+}
+
+void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& outcomes, std::size_t per_problem,
+                   std::ostream& out) {
+  const Manifest& m = *ctx.manifest;
+  if (!m.has_domain()) return;
+  const std::set<std::size_t> finalists = ctx.measure ? coverage_finalists(m, outcomes, per_problem) : std::set<std::size_t>{};
+  EvaluationContext reading = ctx;
+  reading.measure = false;
+  std::size_t measured = 0;
+  for (auto& oc : outcomes) {
+    if (oc.failure || !oc.score) continue;
+    const bool finalist = finalists.count(oc.index) > 0;
+    PointTimes times = time_points(finalist ? ctx : reading, oc.index, m.coverage);
+    if (times.ran) ++measured;
+    if (!times.failure.empty()) out << "kiln: " << m.variants[oc.index].name << ": coverage points: " << times.failure << "\n";
+    for (const auto& [key, seconds] : times.median_s) oc.median_s[key] = seconds;
+  }
+  if (ctx.measure) {
+    out << "kiln: " << m.kernel << ": coverage of " << m.coverage.size() << " points timed on " << finalists.size()
+        << " finalists (" << measured << " measured now)\n";
+  }
 }
 
 void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>& outcomes,

@@ -4,6 +4,7 @@
 #pragma once
 #include <map>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,21 @@ TreeTable coverage_table(const Manifest& m, const std::vector<VariantOutcome>& o
 // through ctx (which only reads the worklog when ctx.measure is off). Does nothing without a domain.
 void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>& outcomes,
                 const std::map<std::string, double>& rates, Record& record, std::ostream& out);
+
+// The variants a domain's coverage points are measured on: of the variants that passed, the
+// `per_problem` fastest at each listed problem and by score (the geometric mean over them), and
+// the default. Timing every variant at every coverage point multiplies the tuning time by the
+// coverage size; the listed problems are the space's own sketch of its domain, so the variants
+// that win somewhere on the domain are near the top of some listed problem.
+std::set<std::size_t> coverage_finalists(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
+                                         std::size_t per_problem);
+
+// Puts the coverage points' times into the outcomes (median_s): measured on the finalists (when
+// ctx.measure is on), read from the worklog for every other variant that passed and has them all,
+// so a worklog that timed the coverage on every variant keeps doing so. A finalist that fails at a
+// coverage point is reported and left out of the dispatch.
+void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& outcomes, std::size_t per_problem,
+                   std::ostream& out);
 
 // The median of a list (the mean of the middle two when even); 0 for an empty list.
 double median(std::vector<double> values);

@@ -166,6 +166,8 @@ nlohmann::ordered_json plan_for(const EvaluationContext& ctx, const std::string&
   nlohmann::ordered_json plan = {{"seed", ctx.seed ^ std::hash<std::string>{}(name)},
                                  {"checks_per_problem", ctx.checks_per_problem},
                                  {"repetitions", ctx.repetitions},
+                                 {"min_repetitions", std::min(ctx.repetitions, ctx.min_repetitions)},
+                                 {"settled_spread", ctx.settled_spread},
                                  {"check", nlohmann::ordered_json::array()},
                                  {"bench", nlohmann::ordered_json::array()},
                                  {"tolerance", nlohmann::ordered_json::object()}};
@@ -373,8 +375,9 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
       return out;
     }
   }
-  // Validated on the problems and checks; timed on the problems and the domain's coverage points.
-  const std::vector<Problem> bench = m.bench_problems();
+  // Validated on the problems and checks, timed on the problems (a domain's coverage points are
+  // timed on the search's finalists: time_coverage).
+  const std::vector<Problem>& bench = m.problems;
   for (const auto& p : bench) {
     auto cached = ctx.log->measurement(key_for(ctx, index, hash, p, Phase::bench));
     if (!cached) {

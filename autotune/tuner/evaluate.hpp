@@ -25,6 +25,10 @@ struct EvaluationContext {
   std::filesystem::path scratch_dir;        // plan files
   std::uint64_t seed = 1;
   int repetitions = 7;
+  // A timing stops after min_repetitions whose range is within settled_spread of their median
+  // (the harness's plan): the variants the search rejects are not worth seven.
+  int min_repetitions = 3;
+  double settled_spread = 0.01;
   int checks_per_problem = 1;
   // The least silence a step may take before the variant is killed as hung; a step expected to
   // take longer (its problem's floor, the reference check's time seen on other variants, the

@@ -109,12 +109,6 @@ Manifest load_manifest(const std::filesystem::path& file) {
   return m;
 }
 
-std::vector<Problem> Manifest::bench_problems() const {
-  std::vector<Problem> all = problems;
-  all.insert(all.end(), coverage.begin(), coverage.end());
-  return all;
-}
-
 std::optional<std::size_t> Manifest::variant_index(const std::string& name) const {
   for (std::size_t i = 0; i < variants.size(); ++i) {
     if (variants[i].name == name) return i;

@@ -61,13 +61,11 @@ struct Manifest {
   std::map<std::string, double> tolerance;
   double timeout_s = 120;
   // The problem domain's points (generator/README.md, "Problem domains"); both empty without one.
-  std::vector<Problem> coverage;  // timed on every variant; the learned dispatch is fitted to them
+  std::vector<Problem> coverage;  // timed on the finalists; the learned dispatch is fitted to them
   std::vector<Problem> held_out;  // never tuned on: the dispatch is judged on them
   double regret_tolerance = 1.05;
 
   bool has_domain() const { return !coverage.empty(); }
-  // The problems every variant is timed on: the listed problems, then the coverage points.
-  std::vector<Problem> bench_problems() const;
 
   std::optional<std::size_t> variant_index(const std::string& name) const;
   // Index of the first bucket whose condition holds for the problem, if any.

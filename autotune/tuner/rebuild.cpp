@@ -46,6 +46,7 @@ int rebuild_record(const RebuildOptions& o, std::ostream& out, std::ostream& err
 
     SelectionInput in{&m, &log, latest->context_key, spec.name, device, rates, latest->strategy};
     Record record = select_winners(in, outcomes, [&](std::size_t v) { return variant_hash(ctx, v); });
+    time_coverage(ctx, outcomes, 0, out);
     fit_domain(ctx, outcomes, rates, record, out);
     write_if_changed(o.record_out, record_text(record));
     if (o.header_out) {

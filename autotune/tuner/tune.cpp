@@ -317,8 +317,9 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
       }
     }
 
-    // A variant's score is over every problem it is timed on: the listed ones and the coverage points.
-    const std::vector<Problem> bench = m.bench_problems();
+    // A variant's score is over the listed problems; a domain's coverage points are timed on the
+    // finalists after the search (time_coverage).
+    const std::vector<Problem>& bench = m.problems;
     std::vector<Floor> floors;
     for (const auto& p : bench) floors.push_back(floor_of(m.work_of(p), rates));
     std::vector<double> floor_seconds;
@@ -338,6 +339,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     ctx.scratch_dir = o.record_out.parent_path() / "plans";
     ctx.seed = seed;
     ctx.repetitions = o.repetitions;
+    ctx.settled_spread = o.settled_spread;
     ctx.checks_per_problem = o.checks_per_problem;
     ctx.timeout_s = checked_time_limit(o.timeout_s.value_or(m.timeout_s), "the silence limit (--timeout)");
     ctx.retry_failed = o.retry_failed;
@@ -446,6 +448,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
       fit_domain(ctx, outcomes, rates, chosen, out);
       return chosen;
     };
+    time_coverage(ctx, outcomes, o.finalists, out);
     fit_domain(ctx, outcomes, rates, record, out);
     if (m.backend == "cuda" && o.sanitize) {
       if (auto sanitizer = find_tool("compute-sanitizer")) {

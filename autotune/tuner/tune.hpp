@@ -28,11 +28,15 @@ struct TuneOptions {
   StrategyOptions strategy_options;     // checked against the strategy's options
   std::uint64_t seed = 0;      // 0: drawn from the clock, and written to the session
   int repetitions = 7;
+  double settled_spread = 0.01;  // EvaluationContext::settled_spread
   int checks_per_problem = 1;
   std::optional<double> timeout_s;  // overrides the space's tuning.timeout_s
   bool progress = true;
   bool retry_failed = false;   // measure again every variant whose stored failure is transient
   double quiet_wait_s = 5;     // longest wait for a quiet machine before each measurement
+  // With a problem domain: how many of the fastest variants of each listed problem (and by score)
+  // are timed at the coverage points (time_coverage).
+  std::size_t finalists = 4;
   int interleave_rounds = 2;   // turns each near-tie gets when re-measured A/B/A/B (0: none)
   bool allow_busy_gpu = false; // tune even while other processes use the GPU (preflight says so)
   double busy_gpu_wait_s = 60; // longest wait for other processes to leave the GPU before refusing
