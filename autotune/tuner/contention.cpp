@@ -102,8 +102,16 @@ Quietness ContentionWatch::between(const CpuReading& from, const CpuReading& to)
   return q;
 }
 
+void ContentionWatch::note_run(const Quietness& q) const { last_run_ = std::make_pair(std::chrono::steady_clock::now(), q); }
+
 Quietness ContentionWatch::wait_for_quiet(double max_wait_s) const {
   auto start = std::chrono::steady_clock::now();
+  if (last_run_ && last_run_->second.quiet && start - last_run_->first < std::chrono::seconds(1)) {
+    Quietness q = last_run_->second;
+    q.waited_s = 0;
+    last_run_.reset();  // one run stands for the next one's window only
+    return q;
+  }
   while (true) {
     CpuReading before = read();
     std::this_thread::sleep_for(std::chrono::milliseconds(500));

@@ -5,6 +5,7 @@
 #pragma once
 #include <chrono>
 #include <optional>
+#include <utility>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -41,13 +42,18 @@ class ContentionWatch {
   Quietness between(const CpuReading& from, const CpuReading& to) const;
 
   // Samples half-second windows until one is quiet or `max_wait_s` has passed; returns the last
-  // window, with the time waited.
+  // window, with the time waited. A run noted quiet (note_run) that ended under a second ago
+  // stands for the window: the machine was watched all along, and a half second per variant
+  // process would be a quarter of a GPU tuning's time.
   Quietness wait_for_quiet(double max_wait_s) const;
+  // The quietness measured over a variant process that just ended.
+  void note_run(const Quietness& q) const;
 
   double threshold() const { return threshold_; }
 
  private:
   double threshold_;
+  mutable std::optional<std::pair<std::chrono::steady_clock::time_point, Quietness>> last_run_;
 };
 
 double load_average();

@@ -305,6 +305,7 @@ RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::s
   report.child = run_plan(ctx.variants_dir / name, plan_for(ctx, name, check, bench), ctx.scratch_dir, SilenceLimit(limit),
                           on_event, ctx.environment);
   report.quietness = ctx.watch.between(start, ContentionWatch::read());
+  ctx.watch.note_run(report.quietness);
   report.quietness.others_cores = std::max(report.quietness.others_cores, before.others_cores);
   report.quietness.waited_s = before.waited_s;
   if (at.problem != nullptr) {
