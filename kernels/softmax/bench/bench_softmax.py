@@ -75,15 +75,16 @@ def time_graph(call, pairs, l2_bytes):
     with torch.cuda.graph(graph, stream=stream):
         for i in range(n):
             call(*pairs[i % len(pairs)])
-    graph.replay()
-    torch.cuda.synchronize()
     samples = []
-    for _ in range(7):
-        start.record(stream)
+    with torch.cuda.stream(stream):  # a graph replays on the current stream: the events' stream
         graph.replay()
-        end.record(stream)
         torch.cuda.synchronize()
-        samples.append(start.elapsed_time(end) / 1e3 / n)
+        for _ in range(7):
+            start.record(stream)
+            graph.replay()
+            end.record(stream)
+            torch.cuda.synchronize()
+            samples.append(start.elapsed_time(end) / 1e3 / n)
     return statistics.median(samples), (max(samples) - min(samples)) / statistics.median(samples)
 
 
