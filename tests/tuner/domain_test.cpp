@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -219,6 +220,35 @@ TEST_CASE("regret is a variant's time over the point's fastest", "[tree]") {
   CHECK(large.worst_ratio == kiln_test::Approx(1.25));
 }
 
+TEST_CASE("the coverage finalists are the fastest of each listed problem and by score, and the default", "[domain]") {
+  kiln_test::TempDir dir;
+  Manifest m = domain_manifest(dir);
+  REQUIRE(m.variants.size() == 3);
+  m.problems = {rc(512, 512), rc(8, 65536)};
+  const auto vec = [&](const std::string& v) { return *m.variant_index("dtoy__VEC" + v); };
+  auto outcome = [&](std::size_t index, double square, double wide) {
+    VariantOutcome o;
+    o.index = index;
+    o.median_s[m.problems[0].key()] = square;
+    o.median_s[m.problems[1].key()] = wide;
+    o.score = std::sqrt(square * wide);
+    return o;
+  };
+  // VEC4 is fastest on the square problem, VEC16 on the wide one; VEC8 is the default.
+  std::vector<VariantOutcome> outcomes = {outcome(vec("4"), 1.0, 9.0), outcome(vec("8"), 3.0, 3.0),
+                                          outcome(vec("16"), 9.0, 1.0)};
+  CHECK(coverage_finalists(m, outcomes, 1) == std::set<std::size_t>{vec("4"), vec("8"), vec("16")});
+  // A failed variant is never a finalist, whatever its times.
+  outcomes[2].failure = kiln::worklog::FailureKind::runtime;
+  outcomes[2].score.reset();
+  CHECK(coverage_finalists(m, outcomes, 1) == std::set<std::size_t>{vec("4"), vec("8")});
+  // The default is kept even when it is nowhere near the top.
+  outcomes[1].median_s[m.problems[0].key()] = 50;
+  outcomes[1].median_s[m.problems[1].key()] = 50;
+  outcomes[1].score = 50;
+  CHECK(coverage_finalists(m, outcomes, 1).count(vec("8")) == 1);
+}
+
 TEST_CASE("a tree learned from the committed H200 softmax timings serves every problem within 5 %", "[tree]") {
   auto log = kiln::worklog::Worklog::open(std::filesystem::path(KILN_SOURCE_DIR) / "presets/records/h200/worklog.sqlite",
                                           kiln::worklog::OpenMode::read_only);
@@ -232,9 +262,16 @@ TEST_CASE("a tree learned from the committed H200 softmax timings serves every p
   for (const auto& m : log.measurements(context, "softmax_cuda")) {
     if (m.key.phase != kiln::worklog::Phase::bench || m.status != kiln::worklog::MeasurementStatus::ok) continue;
     times[m.key.variant][m.key.problem_key] = median_of(m);
-    if (std::find(keys.begin(), keys.end(), m.key.problem_key) == keys.end()) keys.push_back(m.key.problem_key);
   }
-  std::sort(keys.begin(), keys.end());
+  // The problems every variant was timed on (the listed ones; coverage and held-out points are
+  // timed on finalists only).
+  std::map<std::string, std::size_t> timed_by;
+  for (const auto& [variant, by_key] : times) {
+    for (const auto& [key, median] : by_key) ++timed_by[key];
+  }
+  for (const auto& [key, count] : timed_by) {
+    if (count == times.size()) keys.push_back(key);
+  }
   REQUIRE(keys.size() >= 4);
   TreeTable t;
   for (const auto& key : keys) {
