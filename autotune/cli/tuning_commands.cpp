@@ -76,8 +76,8 @@ int replay(const ReplayArgs& a) {
 
 // kiln preflight: 0 ready or degraded, 3 refuse, 1 when the machine could not be looked at.
 int preflight(const std::string& device_file, bool json) {
-  std::optional<tuner::DeviceSpec> spec;
-  if (!device_file.empty()) spec = tuner::load_device_spec(device_file);
+  std::optional<tuner::Device> spec;
+  if (!device_file.empty()) spec = tuner::load_device(device_file);
   // Without a device file: the CPU, and the GPU when nvidia-smi is there to ask.
   std::string backend = spec ? spec->backend : (tuner::find_tool("nvidia-smi") ? "cuda" : "cpu");
   tuner::Preflight p = tuner::judge(tuner::observe(backend, spec ? &*spec : nullptr));

@@ -14,9 +14,13 @@
 #include <string>
 #include <vector>
 
+namespace kiln::model {
+struct Manifest;
+}
+
 namespace kiln::tuner {
 
-struct Manifest;
+using model::Manifest;
 
 // One command line as the build ran it: its working directory and its arguments, with response
 // files (`@file`) expanded, since the build tool may delete them after the command.

@@ -1,7 +1,5 @@
 #include "device_spec.hpp"
 
-#include "kiln/gen/json_reader.hpp"
-
 #include <cctype>
 #include <chrono>
 #include <fstream>
@@ -10,31 +8,6 @@
 #include "process.hpp"
 
 namespace kiln::tuner {
-
-DeviceSpec load_device_spec(const std::filesystem::path& file) {
-  const nlohmann::ordered_json j = gen::read_json_file(file).root;
-  auto fail = [&](const std::string& what) { return std::runtime_error(file.string() + ": " + what); };
-  if (!j.is_object() || j.value("kiln_device", 0) != 1) throw fail("not a Kiln device file (kiln_device: 1)");
-  DeviceSpec spec;
-  spec.file = file;
-  try {
-    spec.name = j.at("name").get<std::string>();
-    spec.backend = j.at("backend").get<std::string>();
-    spec.description = j.value("description", spec.name);
-    const auto& match = j.value("match", nlohmann::ordered_json::object());
-    spec.match_names = match.value("name_contains", std::vector<std::string>{});
-    spec.match_compute_capability = match.value("compute_capability", std::string{});
-    const nlohmann::ordered_json rates_section = j.value("rates", nlohmann::ordered_json::object());
-    for (const auto& [key, value] : rates_section.items()) {
-      if (!value.is_number() || value.get<double>() <= 0) throw fail("/rates/" + key + ": expected a positive number");
-      spec.rates[key] = value.get<double>();
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw fail(std::string("bad field: ") + e.what());
-  }
-  if (spec.backend != "cuda" && spec.backend != "cpu") throw fail("/backend: expected \"cuda\" or \"cpu\"");
-  return spec;
-}
 
 Probe run_probe(const std::filesystem::path& probe_executable) {
   std::string output;
@@ -62,7 +35,7 @@ Probe run_probe(const std::filesystem::path& probe_executable) {
   return p;
 }
 
-std::optional<std::string> mismatch(const DeviceSpec& spec, const Probe& probe) {
+std::optional<std::string> mismatch(const Device& spec, const Probe& probe) {
   if (spec.backend != probe.backend) {
     return "device file " + spec.name + " is for the " + spec.backend + " backend, the probe found " + probe.backend;
   }
@@ -76,7 +49,7 @@ std::optional<std::string> mismatch(const DeviceSpec& spec, const Probe& probe) 
          ". Kiln never tunes one GPU for another: use the preset for this GPU (or native-tune).";
 }
 
-std::map<std::string, double> effective_rates(const DeviceSpec& spec, const Probe& probe) {
+std::map<std::string, double> effective_rates(const Device& spec, const Probe& probe) {
   std::map<std::string, double> rates = spec.rates;
   for (const auto& [key, value] : probe.measured) {
     if (value > 0) rates[key] = value;

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/model/device.hpp"
+
 namespace kiln::tuner {
 
 // Work kinds a space can declare and the rate each one is divided by.
@@ -24,17 +26,9 @@ inline constexpr Resource kResources[] = {
     {"launches", "launch_s", "launch latency"},
 };
 
-struct DeviceSpec {
-  std::filesystem::path file;
-  std::string name;         // preset name: "h100", "l4", "cpu"...
-  std::string description;
-  std::string backend;      // "cuda" or "cpu"
-  std::vector<std::string> match_names;    // a probed name must contain one of these
-  std::string match_compute_capability;    // and have this compute capability, when set
-  std::map<std::string, double> rates;     // from the file; launch_s is seconds per launch
-};
-
-DeviceSpec load_device_spec(const std::filesystem::path& file);
+// The device file: the model's one reader (model/device.hpp), which the generator uses too.
+using model::Device;
+using model::load_device;
 
 struct Probe {
   nlohmann::ordered_json raw;
@@ -50,10 +44,10 @@ struct Probe {
 Probe run_probe(const std::filesystem::path& probe_executable);
 
 // Why this machine must not be tuned with this device file, or nothing when it matches.
-std::optional<std::string> mismatch(const DeviceSpec& spec, const Probe& probe);
+std::optional<std::string> mismatch(const Device& spec, const Probe& probe);
 
 // Rates the floors use: measured ones where the probe has them, the device file's otherwise.
-std::map<std::string, double> effective_rates(const DeviceSpec& spec, const Probe& probe);
+std::map<std::string, double> effective_rates(const Device& spec, const Probe& probe);
 
 // A file-system-safe name for a device, e.g. "NVIDIA H200" -> "nvidia-h200".
 std::string device_slug(const std::string& name);

@@ -146,10 +146,10 @@ void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>&
     return;
   }
   RecordedDomain d;
-  d.tolerance = m.regret_tolerance;
+  d.tolerance = m.tuning.regret_tolerance;
   d.coverage_points = table.points.size();
   if (m.buckets.empty()) {
-    d.tree = learn_tree(table, TreeOptions{m.regret_tolerance});
+    d.tree = learn_tree(table, TreeOptions{m.tuning.regret_tolerance});
     record.domain = d;  // the dispatch below reads the tree from the record
   }
 

@@ -17,7 +17,7 @@ std::string problem_text(const Problem& p) { return p.key(); }
 
 struct TunedBucket {
   const RecordedBucket* recorded;
-  const VariantInfo* winner;
+  const Variant* winner;
 };
 
 }  // namespace
@@ -53,9 +53,9 @@ std::string dispatch_header(const Manifest& m, const std::optional<Record>& reco
     }
   }
 
-  const VariantInfo& default_variant = m.variants[*m.variant_index(m.default_variant)];
-  std::vector<const VariantInfo*> configs;  // distinct, winners first in bucket order, then default
-  auto add_config = [&](const VariantInfo* v) {
+  const Variant& default_variant = m.variants[*m.variant_index(m.default_variant)];
+  std::vector<const Variant*> configs;  // distinct, winners first in bucket order, then default
+  auto add_config = [&](const Variant* v) {
     for (const auto* c : configs) {
       if (c == v) return;
     }

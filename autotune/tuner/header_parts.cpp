@@ -1,7 +1,6 @@
 #include "header_parts.hpp"
 
 #include <cstdio>
-#include <limits>
 
 namespace kiln::tuner {
 
@@ -15,40 +14,6 @@ std::string microseconds(double seconds) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f us", seconds * 1e6);
   return buf;
-}
-
-std::string cpp_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
-// One C++ type per parameter, as the generator gives it in every variant source: kiln::Choice for
-// identifiers, long long when any value needs more than 32 bits, int otherwise.
-std::string member_type(const Parameter& param) {
-  bool wide = false;
-  for (const auto& v : param.values) {
-    const auto* i = std::get_if<std::int64_t>(&v);
-    if (i == nullptr) return "::kiln::Choice";
-    wide = wide || *i < std::numeric_limits<int>::min() || *i > std::numeric_limits<int>::max();
-  }
-  return wide ? "long long" : "int";
-}
-
-std::string integer_literal(std::int64_t v) {
-  // The most negative value has no literal of its own in C++.
-  if (v == std::numeric_limits<std::int64_t>::min()) return "(-9223372036854775807LL - 1)";
-  return std::to_string(v) + "LL";
-}
-
-std::string member_init(const Parameter& param, const gen::Value& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v)) {
-    return " = " + (member_type(param) == "int" ? std::to_string(*i) : integer_literal(*i));
-  }
-  return "{" + cpp_string(std::get<std::string>(v)) + "}";
 }
 
 void write_preamble(std::ostream& h, const Manifest& m, const Record* tuned) {
@@ -84,14 +49,8 @@ void write_problem_struct(std::ostream& h, const Manifest& m) {
   h << "};\n\n";
 }
 
-void write_config_struct(std::ostream& h, const Manifest& m, const VariantInfo& v) {
-  h << "struct " << config_struct_name(m, v.name) << " {\n";
-  h << "  static constexpr const char* kiln_name = " << cpp_string(v.name) << ";\n";
-  for (std::size_t k = 0; k < m.parameters.size(); ++k) {
-    h << "  static constexpr " << member_type(m.parameters[k]) << " " << m.parameters[k].name
-      << member_init(m.parameters[k], v.params[k]) << ";\n";
-  }
-  h << "};\n";
+void write_config_struct(std::ostream& h, const Manifest& m, const Variant& v) {
+  h << model::config_struct(config_struct_name(m, v.name), m.parameters, v);
 }
 
 }  // namespace kiln::tuner

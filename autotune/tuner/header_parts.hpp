@@ -6,22 +6,21 @@
 #include <string>
 
 #include "header.hpp"
+#include "kiln/model/config_struct.hpp"
 
 namespace kiln::tuner {
 
 std::string number(double v, int digits = 4);  // %g with `digits` significant digits
 std::string microseconds(double seconds);      // "12.34 us"
-std::string cpp_string(const std::string& s);  // a C++ string literal
-std::string member_type(const Parameter& param);
-std::string integer_literal(std::int64_t v);   // "4096LL"
-std::string member_init(const Parameter& param, const gen::Value& v);
+using model::cpp_string;       // a C++ string literal
+using model::integer_literal;  // "4096LL"
 
 // The file's comment, the include and the namespace's opening; `tuned` names where the record
 // was measured, or is null for a header of defaults.
 void write_preamble(std::ostream& h, const Manifest& m, const Record* tuned);
 // struct Problem, the dims in the space's order.
 void write_problem_struct(std::ostream& h, const Manifest& m);
-// The struct of one configuration, named after its canonical variant name.
-void write_config_struct(std::ostream& h, const Manifest& m, const VariantInfo& v);
+// The struct of one configuration (model::config_struct), named after its canonical variant name.
+void write_config_struct(std::ostream& h, const Manifest& m, const Variant& v);
 
 }  // namespace kiln::tuner

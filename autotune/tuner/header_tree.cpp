@@ -87,19 +87,19 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
       tree = &*record->domain->tree;
     }
   }
-  const VariantInfo& default_variant = m.variants[*m.variant_index(m.default_variant)];
+  const Variant& default_variant = m.variants[*m.variant_index(m.default_variant)];
   // Each leaf's configuration, or the default where the space no longer has the leaf's variant.
-  auto config_of = [&](const TreeNode& leaf) -> const VariantInfo* {
+  auto config_of = [&](const TreeNode& leaf) -> const Variant* {
     auto index = m.variant_index(leaf.variant);
     return index ? &m.variants[*index] : nullptr;
   };
-  std::vector<const VariantInfo*> configs;
+  std::vector<const Variant*> configs;
   std::vector<std::vector<std::string>> notes;  // per config: the leaves it serves
   if (tree != nullptr) {
     std::size_t number_of_leaf = 0;
     for (const auto& n : tree->nodes) {
       if (!n.is_leaf()) continue;
-      const VariantInfo* v = config_of(n);
+      const Variant* v = config_of(n);
       if (v == nullptr) {
         warnings.push_back("record variant " + n.variant + " of leaf " + std::to_string(number_of_leaf) +
                            " is not a feasible variant of the space any more; the leaf uses the default");
@@ -149,7 +149,7 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
     << number(d.coverage_median_regret, 3) << "). Calls launch(Config{}) with the problem's configuration.\n";
   h << "template <class Launch>\ndecltype(auto) dispatch(const Problem& p, Launch&& launch) {\n";
   writer.write([&](const TreeNode& n, std::size_t number_of_leaf, const std::string& indent) {
-    const VariantInfo* v = config_of(n);
+    const Variant* v = config_of(n);
     h << indent << "return launch(" << config_struct_name(m, (v != nullptr ? v : &default_variant)->name) << "{});  // "
       << leaf_note(n, number_of_leaf) << "\n";
   });
@@ -159,7 +159,7 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
        "// geometric means of its time and floor over the leaf's coverage points.\n";
   h << "constexpr ::kiln::Provenance provenance(const Problem& p) {\n";
   writer.write([&](const TreeNode& n, std::size_t number_of_leaf, const std::string& indent) {
-    const VariantInfo* v = config_of(n);
+    const Variant* v = config_of(n);
     if (v == nullptr) {
       h << indent << "return {" << cpp_string(default_variant.name)
         << ", \"\", \"default, not tuned\", \"\", \"\", \"\", \"\", \"\", 0.0, 0.0, 0.0, false};\n";

@@ -355,7 +355,7 @@ std::optional<std::string> visible_gpu(std::string& why_none) {
 
 }  // namespace
 
-Observation observe(const std::string& backend, const DeviceSpec* spec) {
+Observation observe(const std::string& backend, const Device* spec) {
   Observation seen;
   seen.backend = backend;
   seen.spec = spec;

@@ -62,7 +62,7 @@ struct Observation {
   std::vector<GpuProcess> gpu_processes;
   std::string gpu_index;                    // as given to nvidia-smi -i
   std::string gpu_error;                    // why the GPU could not be observed
-  const DeviceSpec* spec = nullptr;         // the device file, when one was named
+  const Device* spec = nullptr;         // the device file, when one was named
   double busy_cores = 0.25;                 // others' cores above this make the CPU busy
 };
 
@@ -95,7 +95,7 @@ Preflight judge(const Observation& seen);
 // Looks at this machine: the CPU always; the GPU when backend is "cuda" (or, with no device
 // file, when nvidia-smi is found). The GPU is the first of CUDA_VISIBLE_DEVICES, else 0
 // (nvidia-smi's order, the PCI bus order).
-Observation observe(const std::string& backend, const DeviceSpec* spec);
+Observation observe(const std::string& backend, const Device* spec);
 
 // Locks the GPU's clocks at their maximum (nvidia-smi -lgc) and gives them back when destroyed
 // (-rgc). Needs root or the driver's permission; when refused, locked() is false and note() says why.

@@ -15,7 +15,7 @@ namespace kiln::tuner {
 int rebuild_record(const RebuildOptions& o, std::ostream& out, std::ostream& err) {
   try {
     Manifest m = load_manifest(o.manifest);
-    DeviceSpec spec = load_device_spec(o.device_spec);
+    Device spec = load_device(o.device_spec);
     auto log = worklog::Worklog::open(o.worklog, worklog::OpenMode::read_only);
     std::optional<worklog::Session> latest;
     for (const auto& s : log.sessions()) {

@@ -1,6 +1,6 @@
 #include "record.hpp"
 
-#include "kiln/gen/json_reader.hpp"
+#include "kiln/model/json_reader.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -170,7 +170,7 @@ Record record_from_json(const nlohmann::ordered_json& j, const std::string& orig
 
 Record load_record(const std::filesystem::path& file) {
   // Records travel between machines: the same bounded, strict reading as space files.
-  return record_from_json(gen::read_json_file(file).root, file.string());
+  return record_from_json(model::read_json_file(file).root, file.string());
 }
 
 std::string record_text(const Record& r) { return record_to_json(r).dump(2) + "\n"; }

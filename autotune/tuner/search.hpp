@@ -14,9 +14,13 @@
 #include <string>
 #include <vector>
 
+namespace kiln::model {
+struct Manifest;
+}
+
 namespace kiln::tuner {
 
-struct Manifest;
+using model::Manifest;
 
 // The feasible variants as points of the parameter grid (index of each parameter's value).
 struct SearchSpace {

@@ -212,7 +212,7 @@ void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const 
 
 // The machine's state before measuring. While other processes use the GPU, waits up to
 // busy_gpu_wait_s for them to leave; with allow_busy_gpu their presence only degrades the verdict.
-Preflight take_preflight(const TuneOptions& o, const std::string& backend, const DeviceSpec& spec, std::ostream& out) {
+Preflight take_preflight(const TuneOptions& o, const std::string& backend, const Device& spec, std::ostream& out) {
   Preflight pf = judge(observe(backend, &spec));
   auto start = std::chrono::steady_clock::now();
   bool told = false;
@@ -242,7 +242,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
   try {
     install_interrupt_handlers();
     Manifest m = load_manifest(o.manifest);
-    DeviceSpec spec = load_device_spec(o.device_spec);
+    Device spec = load_device(o.device_spec);
     if (spec.backend != m.backend) {
       throw std::runtime_error(o.device_spec.string() + " is a " + spec.backend + " device file; kernel " + m.kernel +
                                " is a " + m.backend + " kernel");
@@ -341,7 +341,7 @@ int tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     ctx.repetitions = o.repetitions;
     ctx.settled_spread = o.settled_spread;
     ctx.checks_per_problem = o.checks_per_problem;
-    ctx.timeout_s = checked_time_limit(o.timeout_s.value_or(m.timeout_s), "the silence limit (--timeout)");
+    ctx.timeout_s = checked_time_limit(o.timeout_s.value_or(m.tuning.timeout_s), "the silence limit (--timeout)");
     ctx.retry_failed = o.retry_failed;
     ctx.quiet_wait_s = o.quiet_wait_s;
     if (m.backend == "cpu") ctx.environment = pinning_environment();

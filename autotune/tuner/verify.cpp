@@ -39,7 +39,7 @@ Remeasured remeasure(const VerifyOptions& o, const Manifest& m, const RecordedBu
   for (const auto& [dtype, tol] : m.tolerance) plan["tolerance"][dtype] = tol;
   std::vector<double> times;
   std::string reason;
-  ChildResult child = run_plan(o.variants_dir / variant, plan, o.scratch_dir, m.timeout_s, [&](const nlohmann::ordered_json& e) {
+  ChildResult child = run_plan(o.variants_dir / variant, plan, o.scratch_dir, static_cast<double>(m.tuning.timeout_s), [&](const nlohmann::ordered_json& e) {
     std::string kind = e.value("event", std::string{});
     if (kind == "bench") {
       double median = e.at("median_s").get<double>();
@@ -66,7 +66,7 @@ int verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   try {
     Manifest m = load_manifest(o.manifest);
     Record record = load_record(o.record);
-    DeviceSpec spec = load_device_spec(o.device_spec);
+    Device spec = load_device(o.device_spec);
     Probe probe = run_probe(o.probe);
     if (auto why = mismatch(spec, probe)) throw std::runtime_error(*why);
     if (probe.name != record.device_name) {

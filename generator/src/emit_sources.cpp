@@ -2,9 +2,8 @@
 // names are identifiers, values are integers or identifiers, the include path and the workload
 // name use safe characters. The only text taken as is, the space file's name in the first-line
 // comment, has its control characters replaced.
-#include <limits>
-
 #include "kiln/gen/emit.hpp"
+#include "kiln/model/config_struct.hpp"
 
 namespace kiln::gen {
 namespace {
@@ -22,21 +21,6 @@ std::string generated_notice(const Space& space, const char* comment) {
          ". Edit the space file, not this file.\n";
 }
 
-std::string cpp_integer(std::int64_t value, bool wide) {
-  if (!wide) return std::to_string(value);
-  // The literal 9223372036854775808LL does not exist: the smallest value is written as a sum.
-  if (value == std::numeric_limits<std::int64_t>::min()) return "(-9223372036854775807LL - 1)";
-  return std::to_string(value) + "LL";
-}
-
-std::string config_member(const Parameter& parameter, const Value& value) {
-  if (parameter.symbolic) {
-    return "  static constexpr ::kiln::Choice " + parameter.name + "{\"" + std::get<std::string>(value) + "\"};\n";
-  }
-  return std::string("  static constexpr ") + (parameter.wide ? "long long " : "int ") + parameter.name + " = " +
-         cpp_integer(std::get<std::int64_t>(value), parameter.wide) + ";\n";
-}
-
 std::string params_json(const Space& space, const Variant& variant) {
   nlohmann::ordered_json params = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < variant.params.size(); ++i) {
@@ -47,32 +31,26 @@ std::string params_json(const Space& space, const Variant& variant) {
 
 }  // namespace
 
-std::filesystem::path variant_source_path(const Space& space, const Variant& variant) {
-  return std::filesystem::path("variants") / (variant.name + (space.backend == "cuda" ? ".cu" : ".cpp"));
-}
-
 std::string variant_source(const Space& space, const Variant& variant) {
   const std::string macro = space.backend == "cuda" ? "KILN_CUDA_VARIANT" : "KILN_CPU_VARIANT";
   std::string out = generated_notice(space, "//");
   out += "// Variant " + variant.name + "\n";
   out += "#include \"kiln/variant.hpp\"\n";
   out += "#ifndef KILN_VARIANT_COMPILE_FAILED\n";
-  out += "#include \"" + space.harness_include + "\"\n\n";
-  out += "namespace kiln_variant {\nstruct Config {\n";
-  out += "  static constexpr const char* kiln_name = \"" + variant.name + "\";\n";
-  for (std::size_t i = 0; i < variant.params.size(); ++i) out += config_member(space.parameters[i], variant.params[i]);
-  out += "};\n}  // namespace kiln_variant\n\n";
-  out += macro + "(" + space.harness_workload + ", kiln_variant::Config, \"" + space.kernel + "\",\n";
+  out += "#include \"" + space.harness.include + "\"\n\n";
+  out += "namespace kiln_variant {\n" + model::config_struct("Config", space.parameters, variant);
+  out += "}  // namespace kiln_variant\n\n";
+  out += macro + "(" + space.harness.workload + ", kiln_variant::Config, \"" + space.kernel + "\",\n";
   out += std::string(macro.size() + 1, ' ') + "\"" + variant.name + "\", R\"kiln(" + params_json(space, variant) +
          ")kiln\")\n";
   out += "#endif\n";
   return out;
 }
 
-std::vector<OutputFile> render_outputs(const Space& space, const Target& target, const Enumeration& enumeration) {
+std::vector<OutputFile> render_outputs(const Space& space, const Device& target, const Enumeration& enumeration) {
   std::vector<OutputFile> files;
-  for (const Variant& v : enumeration.variants) files.push_back({variant_source_path(space, v), variant_source(space, v)});
-  files.push_back({"manifest.json", manifest(space, target, enumeration).dump(2) + "\n"});
+  for (const Variant& v : enumeration.variants) files.push_back({v.source, variant_source(space, v)});
+  files.push_back({"manifest.json", model::to_json(manifest(space, target, enumeration)).dump(2) + "\n"});
   return files;
 }
 

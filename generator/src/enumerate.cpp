@@ -6,11 +6,6 @@
 namespace kiln::gen {
 namespace {
 
-std::string value_text(const Value& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  return std::to_string(std::get<std::int64_t>(v));
-}
-
 std::string combination_text(const Space& space, const std::vector<Value>& params) {
   std::string out;
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -44,7 +39,7 @@ std::uint64_t count_combinations(const Space& space) {
 // first violated constraint, or constraints.size() when the combination is feasible.
 class CombinationChecker {
  public:
-  CombinationChecker(const Space& space, const Target& target) : space_(space) {
+  CombinationChecker(const Space& space, const Device& target) : space_(space) {
     for (const auto& [name, value] : target.limits) env_.set(name, value);
   }
 
@@ -110,6 +105,10 @@ std::string describe_constraint(const Constraint& c) {
 
 }  // namespace
 
+std::filesystem::path variant_source_path(const Space& space, const std::string& name) {
+  return std::filesystem::path("variants") / (name + (space.backend == "cuda" ? ".cu" : ".cpp"));
+}
+
 // Digits of an integer for a name: `-` is not an identifier character, so -3 is written m3.
 std::string variant_name_part(const Value& v) {
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
@@ -124,7 +123,7 @@ std::string variant_name(const Space& space, const std::vector<Value>& params) {
   return out;
 }
 
-Enumeration enumerate_variants(const Space& space, const Target& target) {
+Enumeration enumerate_variants(const Space& space, const Device& target) {
   Enumeration result;
   result.total = count_combinations(space);
   result.pruned.assign(space.constraints.size(), 0);
@@ -150,7 +149,8 @@ Enumeration enumerate_variants(const Space& space, const Target& target) {
       // Beyond tuning.max_variants only the count is kept: the space is refused below, and a
       // million names would cost memory for nothing.
       std::string name = variant_name(space, params);
-      result.variants.push_back(Variant{std::move(name), std::move(params)});
+      std::filesystem::path source = variant_source_path(space, name);
+      result.variants.push_back(Variant{std::move(name), std::move(params), std::move(source)});
     }
   } while (advance(space, digits));
 

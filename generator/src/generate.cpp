@@ -8,7 +8,7 @@ namespace kiln::gen {
 GenerateResult generate(const std::filesystem::path& space_file, const std::filesystem::path& target_file,
                         const std::filesystem::path& out) {
   check_output_directory(out);
-  const Target target = load_target(target_file);
+  const Device target = load_device(target_file);
   const Space space = load_space(space_file, target);
   const Enumeration enumeration = enumerate_variants(space, target);
   const std::vector<OutputFile> files = render_outputs(space, target, enumeration);

@@ -6,15 +6,6 @@
 
 namespace kiln::gen {
 
-std::string comma_list(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) {
-    if (!out.empty()) out += ", ";
-    out += item;
-  }
-  return out;
-}
-
 bool is_cpp_keyword(std::string_view name) {
   static constexpr std::string_view kKeywords[] = {
       "alignas",   "alignof",   "and",        "and_eq",       "asm",          "auto",      "bitand",

@@ -30,7 +30,7 @@ bool has_content(const fs::path& path, const std::string& content) {
 }
 
 [[noreturn]] void fail_write(const fs::path& path, const std::string& why) {
-  throw GeneratorError(path.string() + ": cannot write: " + why);
+  throw InputError(path.string() + ": cannot write: " + why);
 }
 
 fs::path temp_path(const fs::path& path);
@@ -92,22 +92,22 @@ bool remove_file(const fs::path& path, const char* what) {
   std::error_code ec;
   if (!fs::is_regular_file(fs::symlink_status(path, ec))) return false;
   fs::remove(path, ec);
-  if (ec) throw GeneratorError(path.string() + ": cannot remove " + what + ": " + ec.message());
+  if (ec) throw InputError(path.string() + ": cannot remove " + what + ": " + ec.message());
   return true;
 }
 
 }  // namespace
 
 void check_output_directory(const fs::path& out) {
-  if (out.empty()) throw GeneratorError("the output directory is an empty path");
+  if (out.empty()) throw InputError("the output directory is an empty path");
   std::error_code ec;
   const fs::file_status status = fs::status(out, ec);
   if (fs::exists(status) && !fs::is_directory(status)) {
-    throw GeneratorError(out.string() + ": the output directory exists and is not a directory");
+    throw InputError(out.string() + ": the output directory exists and is not a directory");
   }
   const fs::file_status variants = fs::status(out / "variants", ec);
   if (fs::exists(variants) && !fs::is_directory(variants)) {
-    throw GeneratorError((out / "variants").string() + ": exists and is not a directory");
+    throw InputError((out / "variants").string() + ": exists and is not a directory");
   }
 }
 

@@ -43,11 +43,6 @@ bool is_qualified_name(std::string_view name) {
   }
 }
 
-std::string value_text(const Value& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
-  return std::get<std::string>(v);
-}
-
 // One element of `values` (or the default): an integer or a plain identifier, nothing else, so
 // that no text from the space file reaches generated code unchecked.
 Value parameter_value(const JsonNode& node) {
@@ -79,8 +74,7 @@ Parameter load_parameter(const JsonNode& node) {
   if (values.empty()) node["values"].fail("a parameter needs at least one value");
   for (const JsonNode& element : values) {
     Value v = parameter_value(element);
-    if (p.values.empty()) p.symbolic = std::holds_alternative<std::string>(v);
-    check_same_kind(element, v, p.symbolic);
+    check_same_kind(element, v, p.values.empty() ? std::holds_alternative<std::string>(v) : p.symbolic());
     const auto same = std::find(p.values.begin(), p.values.end(), v);
     if (same != p.values.end()) {
       element.fail("duplicate value " + value_text(v) + " (also " + values[same - p.values.begin()].pointer() + ")");
@@ -91,17 +85,11 @@ Parameter load_parameter(const JsonNode& node) {
   if (node.has("default")) {
     const JsonNode element = node["default"];
     const Value v = parameter_value(element);
-    check_same_kind(element, v, p.symbolic);
+    check_same_kind(element, v, p.symbolic());
     const auto it = std::find(p.values.begin(), p.values.end(), v);
     if (it == p.values.end()) element.fail("default " + value_text(v) + " is not one of the values");
     p.default_index = static_cast<std::size_t>(it - p.values.begin());
   }
-
-  p.wide = std::any_of(p.values.begin(), p.values.end(), [](const Value& v) {
-    const auto* i = std::get_if<std::int64_t>(&v);
-    return i != nullptr &&
-           (*i < std::numeric_limits<std::int32_t>::min() || *i > std::numeric_limits<std::int32_t>::max());
-  });
   return p;
 }
 
@@ -112,7 +100,7 @@ void load_parameters(const JsonNode& node, DeclaredNames& declared, NameTable& v
   for (const JsonNode& member : members) {
     Parameter p = load_parameter(member);
     declared.declare(member, p.name, "a parameter");
-    if (p.symbolic) {
+    if (p.symbolic()) {
       std::vector<std::string> domain;
       for (const Value& v : p.values) domain.push_back(std::get<std::string>(v));
       visible.add_symbol(p.name, std::move(domain));
@@ -131,7 +119,7 @@ void load_derived(const JsonNode& node, DeclaredNames& declared, NameTable& visi
     declared.declare(member, member.key(), "a derived name");
     Expr expr = sections::load_expression(space, member, visible);
     visible.add_integer(member.key());
-    space.derived.push_back(Derived{member.key(), member.pointer(), std::move(expr)});
+    space.derived.push_back(Derived{{member.key(), std::move(expr)}, member.pointer()});
   }
 }
 
@@ -142,11 +130,11 @@ void load_constraints(const JsonNode& node, const NameTable& visible, Space& spa
       element.require_object({"expr", "why"}, {"expr"});
       const JsonNode expr = element["expr"];
       std::string why = element.has("why") ? element["why"].string() : "";
-      space.constraints.push_back(Constraint{element.pointer(), expr.pointer(),
-                                             sections::load_expression(space, expr, visible), std::move(why)});
+      space.constraints.push_back(
+          Constraint{{sections::load_expression(space, expr, visible), std::move(why)}, element.pointer(), expr.pointer()});
     } else if (element.json().is_string()) {
-      space.constraints.push_back(Constraint{element.pointer(), element.pointer(),
-                                             sections::load_expression(space, element, visible), ""});
+      space.constraints.push_back(
+          Constraint{{sections::load_expression(space, element, visible), ""}, element.pointer(), element.pointer()});
     } else {
       element.fail("expected an expression string or {\"expr\", \"why\"}, got " + describe_json(element.json()));
     }
@@ -156,14 +144,14 @@ void load_constraints(const JsonNode& node, const NameTable& visible, Space& spa
 void load_harness(const JsonNode& node, Space& space) {
   node.require_object({"include", "workload"}, {"include", "workload"});
   const JsonNode include = node["include"];
-  space.harness_include = include.string();
-  if (!is_safe_include(space.harness_include)) {
+  space.harness.include = include.string();
+  if (!is_safe_include(space.harness.include)) {
     include.fail("unsafe include path " + describe_json(include.json()) +
                  " (a relative path of letters, digits, '_', '.', '/', '-', without '..')");
   }
   const JsonNode workload = node["workload"];
-  space.harness_workload = workload.string();
-  if (!is_qualified_name(space.harness_workload)) {
+  space.harness.workload = workload.string();
+  if (!is_qualified_name(space.harness.workload)) {
     workload.fail("expected a qualified C++ class name such as a::b::Workload, got " + describe_json(workload.json()));
   }
 }
@@ -195,10 +183,8 @@ std::string load_description(const JsonNode& node) {
 
 Tolerance load_tolerance(const JsonNode& node) {
   node.require_object({"fp32", "fp16", "bf16"}, {});
-  Tolerance t;
-  if (node.has("fp32")) t.fp32 = node["fp32"].positive_number();
-  if (node.has("fp16")) t.fp16 = node["fp16"].positive_number();
-  if (node.has("bf16")) t.bf16 = node["bf16"].positive_number();
+  Tolerance t = model::default_tolerance();
+  for (const JsonNode& dtype : node.members()) t[dtype.key()] = dtype.positive_number();
   return t;
 }
 
@@ -227,13 +213,13 @@ Tuning load_tuning(const JsonNode& node) {
   return t;
 }
 
-void load_backend(const JsonNode& node, const Target& target, Space& space) {
+void load_backend(const JsonNode& node, const Device& target, Space& space) {
   space.backend = node.string();
   if (space.backend != "cpu" && space.backend != "cuda") {
     node.fail("expected \"cpu\" or \"cuda\", got " + describe_json(node.json()));
   }
   if (space.backend != target.backend) {
-    node.fail("the space is for backend \"" + space.backend + "\" but target " + target.label + " (" + target.name +
+    node.fail("the space is for backend \"" + space.backend + "\" but target " + target.label() + " (" + target.name +
               ") is a \"" + target.backend + "\" device");
   }
 }
@@ -270,11 +256,11 @@ void fail_expr(const Space& space, const std::string& pointer, const ExprError& 
   fail_at(space.label, pointer, context.empty() ? error.what() : std::string(error.what()) + " for " + context);
 }
 
-Space load_space(const std::filesystem::path& file, const Target& target) {
+Space load_space(const std::filesystem::path& file, const Device& target) {
   return load_space(read_json_file(file), file, target);
 }
 
-Space load_space(const JsonFile& json, const std::filesystem::path& file, const Target& target) {
+Space load_space(const JsonFile& json, const std::filesystem::path& file, const Device& target) {
   const JsonNode root = JsonNode::root(json);
   if (!root.json().is_object()) root.fail("expected a space object at the top level, got " + describe_json(json.root));
   check_version(root);
@@ -298,7 +284,7 @@ Space load_space(const JsonFile& json, const std::filesystem::path& file, const 
   DeclaredNames declared;
   NameTable visible;  // to derived values and constraints
   for (const auto& [name, value] : target.limits) {
-    declared.declare_external(name, "a limit of target " + target.name + " (" + target.label + ")");
+    declared.declare_external(name, "a limit of target " + target.name + " (" + target.label() + ")");
     visible.add_integer(name);
   }
   load_parameters(root["parameters"], declared, visible, space);

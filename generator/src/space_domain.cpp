@@ -60,7 +60,7 @@ void load_domain_constraints(const JsonNode& node, Space& space) {
   const NameTable visible = dim_names(space);
   for (const JsonNode& element : node.elements()) {
     space.domain_constraints.push_back(
-        Constraint{element.pointer(), element.pointer(), load_expression(space, element, visible), ""});
+        Constraint{{load_expression(space, element, visible), ""}, element.pointer(), element.pointer()});
   }
   if (space.domain_constraints.empty()) node.fail("an empty list: leave the key out instead");
 }

@@ -107,7 +107,7 @@ void load_problem(const JsonNode& problem, DeclaredNames& names, Space& space) {
   const JsonNode work = problem["work"];
   work.require_object({"bytes", "fp32_flops", "tensor_flops", "sfu_ops", "launches"}, {});
   for (const JsonNode& term : work.members()) {
-    space.work.push_back(WorkTerm{term.key(), term.pointer(), load_expression(space, term, visible)});
+    space.work.push_back(WorkTerm{{term.key(), load_expression(space, term, visible)}, term.pointer()});
   }
   if (problem.has("domain_constraints")) load_domain_constraints(problem["domain_constraints"], space);
 }
@@ -130,7 +130,7 @@ void load_buckets(const JsonNode& buckets, Space& space) {
       if (other.name == text) name.fail("bucket name '" + text + "' is already used");
     }
     const JsonNode when = element["when"];
-    space.buckets.push_back(Bucket{text, when.pointer(), load_expression(space, when, visible)});
+    space.buckets.push_back(Bucket{{text, load_expression(space, when, visible)}, when.pointer()});
   }
 }
 

@@ -33,9 +33,10 @@
 
 #include "kiln/gen/emit.hpp"
 #include "kiln/gen/enumerate.hpp"
-#include "kiln/gen/expr.hpp"
-#include "kiln/gen/json_reader.hpp"
 #include "kiln/gen/space.hpp"
+#include "kiln/model/device.hpp"
+#include "kiln/model/expr.hpp"
+#include "kiln/model/json_reader.hpp"
 #include "kiln/text.hpp"
 
 namespace fs = std::filesystem;
@@ -119,8 +120,8 @@ class Fuzzer {
   explicit Fuzzer(const Options& options)
       : options_(options), random_(options.seed != 0 ? options.seed : std::random_device{}()) {
     const fs::path devices = fs::path(KILN_SOURCE_DIR) / "presets/devices";
-    cpu_ = kiln::gen::load_target(devices / "cpu.json");
-    cuda_ = kiln::gen::load_target(devices / "h100.json");
+    cpu_ = kiln::model::load_device(devices / "cpu.json");
+    cuda_ = kiln::model::load_device(devices / "h100.json");
   }
 
   void add_seed(const fs::path& path) {
@@ -199,41 +200,41 @@ class Fuzzer {
   std::string run_space(const std::string& bytes) {
     const bool cuda = bytes.find("\"cuda\"") != std::string::npos;
     try {
-      const kiln::gen::JsonFile json = kiln::gen::parse_json_text(kLabel, bytes);
+      const kiln::model::JsonFile json = kiln::model::parse_json_text(kLabel, bytes);
       const kiln::gen::Space space = kiln::gen::load_space(json, kLabel, cuda ? cuda_ : cpu_);
       // Enumerating a large space is bounded (kMaxEvaluatedNodes) but takes seconds under the
       // sanitizers; small ones cover the same code.
       std::uint64_t combinations = 1;
       for (const auto& p : space.parameters) combinations *= p.values.size();
       if (combinations > 10'000) return "";
-      const kiln::gen::Target& target = cuda ? cuda_ : cpu_;
+      const kiln::model::Device& target = cuda ? cuda_ : cpu_;
       const kiln::gen::Enumeration enumeration = kiln::gen::enumerate_variants(space, target);
       kiln::gen::render_outputs(space, target, enumeration);
-    } catch (const kiln::gen::GeneratorError& e) {
+    } catch (const kiln::model::InputError& e) {
       return message_problem(e.what());
     } catch (const std::exception& e) {
-      return std::string("an exception other than GeneratorError: ") + e.what();
+      return std::string("an exception other than InputError: ") + e.what();
     }
     return "";
   }
 
   std::string run_expression(const std::string& text) {
-    kiln::gen::NameTable names;
+    kiln::model::NameTable names;
     names.add_integer("A");
     names.add_integer("B");
     names.add_symbol("dtype", {"fp32", "bf16"});
-    kiln::gen::Environment env;
+    kiln::model::Environment env;
     env.set("A", std::int64_t{7});
     env.set("B", std::int64_t{-3});
     env.set("dtype", std::string("bf16"));
     try {
-      const kiln::gen::Expr expr = kiln::gen::Expr::parse(text);
+      const kiln::model::Expr expr = kiln::model::Expr::parse(text);
       expr.names();
       expr.node_count();
       expr.check(names);
       expr.to_cpp([](std::string_view name) { return "p." + std::string(name); });
       expr.evaluate(env);
-    } catch (const kiln::gen::ExprError& e) {
+    } catch (const kiln::model::ExprError& e) {
       if (e.column() < 1) return "an expression error at column " + std::to_string(e.column());
       return "";
     } catch (const std::exception& e) {
@@ -261,7 +262,7 @@ class Fuzzer {
     Input out = from;
     const std::size_t edits = 1 + pick(6);
     for (std::size_t e = 0; e < edits; ++e) edit(out.bytes);
-    if (out.bytes.size() > kiln::gen::kMaxJsonBytes + 1024) out.bytes.resize(kiln::gen::kMaxJsonBytes + 1024);
+    if (out.bytes.size() > kiln::model::kMaxJsonBytes + 1024) out.bytes.resize(kiln::model::kMaxJsonBytes + 1024);
     return out;
   }
 
@@ -330,8 +331,8 @@ class Fuzzer {
 
   Options options_;
   std::mt19937_64 random_;
-  kiln::gen::Target cpu_;
-  kiln::gen::Target cuda_;
+  kiln::model::Device cpu_;
+  kiln::model::Device cuda_;
   std::vector<Input> seeds_;
   std::vector<Input> corpus_;
   std::uint64_t executions_ = 0;

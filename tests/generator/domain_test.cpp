@@ -9,13 +9,13 @@
 
 using namespace gen_test;
 using kiln::gen::load_space;
-using kiln::gen::load_target;
+using kiln::gen::load_device;
 using kiln::gen::ProblemInstance;
 using kiln::gen::Space;
 
 namespace {
 
-Space domain_space() { return load_space(good_space("domain_cpu.space.json"), load_target(device("cpu"))); }
+Space domain_space() { return load_space(good_space("domain_cpu.space.json"), load_device(device("cpu"))); }
 
 std::int64_t int_of(const Space& s, const ProblemInstance& p, const std::string& dim) {
   for (std::size_t i = 0; i < s.dims.size(); ++i) {
@@ -121,7 +121,7 @@ TEST_CASE("another kernel name draws other held-out points, and a linear scale s
   j["problem"]["dims"]["cols"]["domain"] = {{"min", 100}, {"max", 300}, {"scale", "linear"}};
   j["problem"].erase("domain_constraints");
   j["problems"][0]["cols"] = 200;
-  const Space other = load_space(write_json(tmp / "other.space.json", j), load_target(device("cpu")));
+  const Space other = load_space(write_json(tmp / "other.space.json", j), load_device(device("cpu")));
   const Space s = domain_space();
   CHECK(keys(other, other.held_out) != keys(s, s.held_out));
   for (const auto* set : {&other.coverage, &other.held_out}) {

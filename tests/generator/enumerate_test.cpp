@@ -12,7 +12,7 @@ using namespace gen_test;
 using kiln::gen::enumerate_variants;
 using kiln::gen::Enumeration;
 using kiln::gen::load_space;
-using kiln::gen::load_target;
+using kiln::gen::load_device;
 using kiln_test::ContainsSubstring;
 
 namespace {
@@ -34,7 +34,7 @@ ordered_json small_space() {
 Enumeration enumerate(const ordered_json& space, const std::string& device_name = "cpu") {
   kiln_test::TempDir dir("kiln-gen-enum");
   const fs::path path = write_json(dir / "k.space.json", space);
-  const auto target = load_target(device(device_name));
+  const auto target = load_device(device(device_name));
   return enumerate_variants(load_space(path, target), target);
 }
 
@@ -42,7 +42,7 @@ std::string enumeration_error(const ordered_json& space, fs::path* path_out = nu
   kiln_test::TempDir dir("kiln-gen-enum");
   const fs::path path = write_json(dir / "k.space.json", space);
   if (path_out != nullptr) *path_out = path;
-  const auto target = load_target(device("cpu"));
+  const auto target = load_device(device("cpu"));
   return generator_error([&] { enumerate_variants(load_space(path, target), target); });
 }
 

@@ -47,12 +47,12 @@ inline CommandResult run_generate(const fs::path& space, const fs::path& target,
   return r;
 }
 
-// The message of the GeneratorError `f` throws, or "" when it throws none.
+// The message of the InputError `f` throws, or "" when it throws none.
 template <class F>
 std::string generator_error(F&& f) {
   try {
     f();
-  } catch (const kiln::gen::GeneratorError& e) {
+  } catch (const kiln::gen::InputError& e) {
     return e.what();
   }
   return "";

@@ -31,7 +31,7 @@ TEST_CASE("deeply nested, huge or malformed files are refused with the file's na
     INFO(name);
     CHECK_THROWS_WITH(load_record(file), ContainsSubstring(file.string()));
     CHECK_THROWS_WITH(load_manifest(file), ContainsSubstring(file.string()));
-    CHECK_THROWS_WITH(load_device_spec(file), ContainsSubstring(file.string()));
+    CHECK_THROWS_WITH(load_device(file), ContainsSubstring(file.string()));
   }
   CHECK_THROWS_AS(load_record(dir / "deep.json"), kiln::Error);
 }

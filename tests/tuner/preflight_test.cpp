@@ -33,7 +33,7 @@ bool has(const Preflight& p, const std::string& code, Readiness level) {
   return false;
 }
 
-DeviceSpec h200_spec() { return load_device_spec(std::filesystem::path(KILN_SOURCE_DIR) / "presets/devices/h200.json"); }
+Device h200_spec() { return load_device(std::filesystem::path(KILN_SOURCE_DIR) / "presets/devices/h200.json"); }
 
 }  // namespace
 
@@ -88,7 +88,7 @@ TEST_CASE("throttle reasons are named from NVML's mask", "[preflight]") {
 }
 
 TEST_CASE("an idle GPU of the device file's kind on a quiet machine is ready", "[preflight]") {
-  DeviceSpec spec = h200_spec();
+  Device spec = h200_spec();
   Observation o = seen_with(kIdleH200);
   o.spec = &spec;
   o.cpu.governors = {"performance"};
@@ -116,7 +116,7 @@ TEST_CASE("another process on the GPU refuses, and only that refusal is lifted b
   CHECK(has(q, "gpu_busy", Readiness::refuse));
 
   // Not the device file's GPU: no flag lifts that.
-  DeviceSpec spec = h200_spec();
+  Device spec = h200_spec();
   Observation other = seen_with(kCappedL4);
   other.spec = &spec;
   Preflight r = judge(other);

@@ -46,6 +46,10 @@ class Problem {
 
   const std::vector<std::pair<std::string, Value>>& dims() const { return dims_; }
 
+  // The same dimensions with the same values, in the same order.
+  friend bool operator==(const Problem& a, const Problem& b) { return a.dims_ == b.dims_; }
+  friend bool operator!=(const Problem& a, const Problem& b) { return !(a == b); }
+
   // Canonical text form, "rows=16384 cols=8192 dtype=bf16", used as a key and in logs.
   std::string key() const {
     std::string out;

@@ -17,12 +17,12 @@ bool is_prime(std::uint64_t n);
 std::int64_t odd_size(std::int64_t v, std::int64_t min, std::int64_t max);
 
 // True when the point lies in the domain: every int dim in its range and every domain constraint
-// holds. Throws GeneratorError when a constraint cannot be evaluated there (an overflow).
+// holds. Throws InputError when a constraint cannot be evaluated there (an overflow).
 bool in_domain(const Space& space, const ProblemInstance& point);
 
 // Draws space.coverage and space.held_out from the space's domain; does nothing without one.
 // The same space always gives the same points: the only randomness is a counter-based generator
-// seeded from the kernel's name. Throws GeneratorError (naming the file and the place) when the
+// seeded from the kernel's name. Throws InputError (naming the file and the place) when the
 // constraints leave no point, or fewer distinct points than the two sets need.
 void sample_domain(Space& space);
 

@@ -9,6 +9,7 @@
 
 #include "kiln/gen/enumerate.hpp"
 #include "kiln/gen/space.hpp"
+#include "kiln/model/manifest.hpp"
 
 namespace kiln::gen {
 
@@ -18,18 +19,15 @@ struct OutputFile {
   std::string content;
 };
 
-// "variants/<name>.cpp" for cpu, "variants/<name>.cu" for cuda.
-std::filesystem::path variant_source_path(const Space& space, const Variant& variant);
-
 // The source of one variant: Config with the parameters, and the KILN_*_VARIANT registration.
 std::string variant_source(const Space& space, const Variant& variant);
 
 
-// manifest.json as a JSON value (keys in the README's order).
-nlohmann::ordered_json manifest(const Space& space, const Target& target, const Enumeration& enumeration);
+// The manifest of an enumerated space (written as manifest.json with model::to_json).
+model::Manifest manifest(const Space& space, const Device& target, const Enumeration& enumeration);
 
 // Every output: the variant sources in enumeration order, then manifest.json.
-std::vector<OutputFile> render_outputs(const Space& space, const Target& target, const Enumeration& enumeration);
+std::vector<OutputFile> render_outputs(const Space& space, const Device& target, const Enumeration& enumeration);
 
 struct WriteReport {
   std::vector<std::filesystem::path> written;    // new or changed content
@@ -37,14 +35,14 @@ struct WriteReport {
   std::vector<std::filesystem::path> removed;    // stale variant sources
 };
 
-// Throws GeneratorError when `out` is an empty path, or exists and is not a directory (or holds a
+// Throws InputError when `out` is an empty path, or exists and is not a directory (or holds a
 // `variants` that is not one). Writes nothing.
 void check_output_directory(const std::filesystem::path& out);
 
 // Writes `files` under `out` (each through a temporary file renamed into place, and only when its
 // content differs from what is there), then removes the variant sources that the manifest.json
 // previously in `out` lists and `files` does not: never a file Kiln did not write. Throws
-// GeneratorError when `out` is unusable (check_output_directory) or a file cannot be written.
+// InputError when `out` is unusable (check_output_directory) or a file cannot be written.
 WriteReport write_outputs(const std::filesystem::path& out, const std::vector<OutputFile>& files);
 
 }  // namespace kiln::gen

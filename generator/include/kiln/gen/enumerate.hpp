@@ -2,6 +2,7 @@
 // order, last parameter fastest), derived values per combination, constraints in order.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -12,10 +13,10 @@ namespace kiln::gen {
 // The generator refuses to enumerate more combinations than this (checked before enumerating).
 inline constexpr std::uint64_t kMaxCombinations = 1'000'000;
 
-struct Variant {
-  std::string name;           // canonical: <kernel>__<P1><v1>_<P2><v2>...
-  std::vector<Value> params;  // one per Space::parameters entry, same order
-};
+using model::Variant;  // with its source, variants/<name>.cpp (cpu) or variants/<name>.cu (cuda)
+
+// "variants/<name>.cpp" for cpu, "variants/<name>.cu" for cuda: relative to the output directory.
+std::filesystem::path variant_source_path(const Space& space, const std::string& name);
 
 struct Enumeration {
   std::uint64_t total = 0;            // combinations of parameter values
@@ -24,11 +25,11 @@ struct Enumeration {
   std::size_t default_index = 0;      // the default variant, an index into `variants`
 };
 
-// Throws GeneratorError when there are more than kMaxCombinations combinations, when evaluating a
+// Throws InputError when there are more than kMaxCombinations combinations, when evaluating a
 // derived value or constraint fails, when no combination is feasible (naming the constraint that
 // prunes most), when the default variant is infeasible (naming the constraint it violates), when
 // there are more feasible variants than tuning.max_variants, or when two variants get one name.
-Enumeration enumerate_variants(const Space& space, const Target& target);
+Enumeration enumerate_variants(const Space& space, const Device& target);
 
 // The canonical name of a combination; a negative integer -3 is written m3.
 std::string variant_name(const Space& space, const std::vector<Value>& params);

@@ -17,7 +17,7 @@ struct GenerateResult {
   WriteReport files;
 };
 
-// Throws GeneratorError (one message naming the file and the place) on any error.
+// Throws InputError (one message naming the file and the place) on any error.
 GenerateResult generate(const std::filesystem::path& space, const std::filesystem::path& target,
                         const std::filesystem::path& out);
 

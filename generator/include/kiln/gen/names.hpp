@@ -7,12 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "kiln/gen/json_reader.hpp"
+#include "kiln/gen/model.hpp"
 
 namespace kiln::gen {
-
-// "a, b, c": names or values listed in an error message.
-std::string comma_list(const std::vector<std::string>& items);
 
 // True for the keywords and alternative operator tokens of C++20 (`class`, `int`, `and`...), the
 // identifiers with special meaning (`final`, `import`...), and the standard library's object-like

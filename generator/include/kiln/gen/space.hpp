@@ -1,5 +1,5 @@
 // A space file and a target device file, loaded and validated completely (generator/README.md).
-// Loading throws GeneratorError with one message, `<file>: <json-pointer>: <what is wrong>`.
+// Loading throws InputError with one message, `<file>: <json-pointer>: <what is wrong>`.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -8,8 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "kiln/gen/expr.hpp"
-#include "kiln/gen/json_reader.hpp"
+#include "kiln/gen/model.hpp"
+#include "kiln/model/device.hpp"
+#include "kiln/model/space_parts.hpp"
 
 namespace kiln::gen {
 
@@ -42,56 +43,32 @@ inline constexpr std::int64_t kMaxDomainValue = std::int64_t{1} << 48;
 void check_evaluation_cost(const std::string& label, const std::string& pointer, std::uint64_t count,
                            std::uint64_t nodes, const std::string& what);
 
-// What the generator reads of a device file (presets/devices/*.json); other keys are ignored.
-struct Target {
-  std::string label;    // the path as given
-  std::string name;     // e.g. "h100"
-  std::string backend;  // "cpu" or "cuda"
-  std::vector<std::pair<std::string, std::int64_t>> limits;  // in the file's order
+// The device file the space is checked against (--target): its name, backend and limits.
+using model::Device;
+using model::load_device;
+
+using model::Harness;
+using model::IntRange;
+using model::Parameter;
+using model::Tolerance;
+using model::Tuning;
+
+// The shared parts, each with where the space file declares it (a JSON pointer, for messages).
+struct Derived : model::Derived {
+  std::string pointer;  // of the expression
 };
 
-Target load_target(const std::filesystem::path& file);
-
-struct Parameter {
-  std::string name;
-  std::vector<Value> values;  // all integers, or all identifiers
-  std::size_t default_index = 0;
-  bool symbolic = false;  // identifier values: a kiln::Choice in Config
-  bool wide = false;      // some value needs more than 32 bits: `long long` in Config
-};
-
-struct Derived {
-  std::string name;
-  std::string pointer;  // where the expression is, for messages
-  Expr expr;
-};
-
-struct Constraint {
+struct Constraint : model::Constraint {
   std::string pointer;       // the constraint: /constraints/<i>
   std::string expr_pointer;  // its expression: the same, or /constraints/<i>/expr
-  Expr expr;
-  std::string why;  // empty when the space gives none
 };
 
-// The sizes an int dim may take: [min, max], sampled on a log or a linear scale.
-struct IntRange {
-  std::int64_t min = 1;
-  std::int64_t max = 1;
-  bool log = true;
+struct Dim : model::Dim {
+  std::string pointer;  // /problem/dims/<name>
 };
 
-struct Dim {
-  std::string name;
-  bool symbolic = false;
-  std::vector<std::string> domain;  // symbolic only
-  std::optional<IntRange> range;    // int only: its problem domain, when the space declares one
-  std::string pointer;              // /problem/dims/<name>
-};
-
-struct WorkTerm {
-  std::string name;  // bytes, fp32_flops, tensor_flops, sfu_ops or launches
+struct WorkTerm : model::WorkTerm {
   std::string pointer;
-  Expr expr;
 };
 
 // One entry of `problems` or `checks`: a value for every dim, in the dims' order.
@@ -100,27 +77,8 @@ struct ProblemInstance {
   std::vector<Value> values;
 };
 
-struct Bucket {
-  std::string name;
+struct Bucket : model::Bucket {
   std::string pointer;  // of `when`
-  Expr when;
-};
-
-struct Tolerance {
-  double fp32 = 1e-5;
-  double fp16 = 2e-3;
-  double bf16 = 1e-2;
-};
-
-struct Tuning {
-  std::int64_t max_variants = 256;
-  std::int64_t timeout_s = 120;
-  // With a problem domain only: how many points the tuner times every variant on (coverage) and
-  // how many it keeps apart to judge the dispatch (held_out), and how far from a point's best
-  // variant the dispatched one may be (a ratio of times, at least 1).
-  std::int64_t coverage = 0;
-  std::int64_t held_out = 0;
-  double regret_tolerance = 1.05;
 };
 
 struct Space {
@@ -130,8 +88,7 @@ struct Space {
   std::string kernel;
   std::string backend;          // "cpu" or "cuda"
   std::string description;      // empty when absent
-  std::string harness_include;
-  std::string harness_workload;
+  Harness harness;
   std::vector<Parameter> parameters;
   std::vector<Derived> derived;
   std::vector<Constraint> constraints;
@@ -145,15 +102,15 @@ struct Space {
   // Drawn from the domain by sample_domain (domain.hpp) when the space has one.
   std::vector<ProblemInstance> coverage;
   std::vector<ProblemInstance> held_out;
-  Tolerance tolerance;
+  Tolerance tolerance = model::default_tolerance();
   Tuning tuning;
 };
 
 // Reads and validates `file` against `target`: everything in the README's space-file section
 // except what needs enumeration (feasibility, variant counts, the default variant's constraints).
-Space load_space(const std::filesystem::path& file, const Target& target);
+Space load_space(const std::filesystem::path& file, const Device& target);
 // The same for a file already read (`file` is recorded as the space's path).
-Space load_space(const JsonFile& json, const std::filesystem::path& file, const Target& target);
+Space load_space(const JsonFile& json, const std::filesystem::path& file, const Device& target);
 
 // Throws the error of an expression at `pointer`: `<file>: <pointer>: <error>[ for <context>]`.
 [[noreturn]] void fail_expr(const Space& space, const std::string& pointer, const ExprError& error,

@@ -1,7 +1,7 @@
 // The problem half of a space file (problem, problems, checks, buckets), loaded by load_space()
 // after the parameter half. Separate only to keep each source file small.
 #pragma once
-#include "kiln/gen/json_reader.hpp"
+#include "kiln/gen/model.hpp"
 #include "kiln/gen/names.hpp"
 #include "kiln/gen/space.hpp"
 

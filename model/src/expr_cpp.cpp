@@ -5,9 +5,9 @@
 #include <string>
 #include <utility>
 
-#include "kiln/gen/expr.hpp"
+#include "kiln/model/expr.hpp"
 
-namespace kiln::gen {
+namespace kiln::model {
 namespace {
 
 std::string emit(const Node& node, const CppNameMapper& name_to_cpp) {
@@ -49,4 +49,4 @@ std::string emit(const Node& node, const CppNameMapper& name_to_cpp) {
 
 std::string Expr::to_cpp(const CppNameMapper& name_to_cpp) const { return emit(root_, name_to_cpp); }
 
-}  // namespace kiln::gen
+}  // namespace kiln::model

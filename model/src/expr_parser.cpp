@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "kiln/gen/expr.hpp"
+#include "kiln/model/expr.hpp"
 
-namespace kiln::gen {
+namespace kiln::model {
 namespace {
 
 enum class Tok { integer, name, symbol, op, lparen, rparen, comma, question, colon, end };
@@ -342,4 +342,4 @@ Expr Expr::parse(std::string text) {
   return Expr(std::move(text), std::move(root));
 }
 
-}  // namespace kiln::gen
+}  // namespace kiln::model

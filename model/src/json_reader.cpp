@@ -1,4 +1,4 @@
-#include "kiln/gen/json_reader.hpp"
+#include "kiln/model/json_reader.hpp"
 
 #include "kiln/text.hpp"
 
@@ -16,7 +16,7 @@
 #include <sstream>
 #include <utility>
 
-namespace kiln::gen {
+namespace kiln::model {
 namespace {
 
 using ordered_json = nlohmann::ordered_json;
@@ -224,8 +224,8 @@ JsonFile parse_json_text(std::string label, std::string bytes, std::size_t max_b
 }
 
 void fail_at(const std::string& label, const std::string& pointer, const std::string& what) {
-  if (pointer.empty()) throw GeneratorError(escape_controls(label + ": " + what));
-  throw GeneratorError(escape_controls(label + ": " + pointer + ": " + what));
+  if (pointer.empty()) throw InputError(escape_controls(label + ": " + what));
+  throw InputError(escape_controls(label + ": " + pointer + ": " + what));
 }
 
 std::string pointer_append(const std::string& pointer, std::string_view key) {
@@ -356,4 +356,4 @@ const std::string& JsonNode::identifier() const {
   return value_->get_ref<const std::string&>();
 }
 
-}  // namespace kiln::gen
+}  // namespace kiln::model

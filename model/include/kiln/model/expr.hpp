@@ -13,15 +13,15 @@
 #include <variant>
 #include <vector>
 
-namespace kiln::gen {
+#include "kiln/model/value.hpp"
+#include "kiln/problem.hpp"
+
+namespace kiln::model {
 
 // Limits on one expression (generator/README.md, "Limits"): its text in bytes, and the height of
 // its syntax tree, where a chain `a + b + c + ...` of n operators counts n.
 inline constexpr std::size_t kMaxExpressionBytes = 4096;
 inline constexpr int kMaxExpressionDepth = 256;
-
-// A value an expression sees for a name: an integer, or a symbol (an identifier such as "bf16").
-using Value = std::variant<std::int64_t, std::string>;
 
 // Any error in an expression: syntax, type, overflow, division by zero. `column` is 1-based and
 // counts bytes of the expression text; what() reads `<detail> in "<text>" (column <n>)`.
@@ -92,6 +92,9 @@ class Environment {
   std::map<std::string, Value, std::less<>> values_;
 };
 
+// The environment of a problem's dims, for work terms and bucket conditions.
+Environment environment_of(const Problem& problem);
+
 // Maps a name to the C++ text that stands for it in generated code (e.g. "cols" -> "p.cols").
 using CppNameMapper = std::function<std::string(std::string_view name)>;
 
@@ -128,4 +131,7 @@ class Expr {
   Node root_;
 };
 
-}  // namespace kiln::gen
+// The text determines the tree: two expressions are equal when their texts are.
+inline bool operator==(const Expr& a, const Expr& b) { return a.text() == b.text(); }
+
+}  // namespace kiln::model

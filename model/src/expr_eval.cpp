@@ -4,9 +4,9 @@
 #include <limits>
 #include <string>
 
-#include "kiln/gen/expr.hpp"
+#include "kiln/model/expr.hpp"
 
-namespace kiln::gen {
+namespace kiln::model {
 namespace {
 
 class Evaluator {
@@ -164,4 +164,4 @@ class Evaluator {
 
 std::int64_t Expr::evaluate(const Environment& env) const { return Evaluator(text_, env).integer(root_); }
 
-}  // namespace kiln::gen
+}  // namespace kiln::model

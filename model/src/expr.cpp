@@ -3,9 +3,9 @@
 #include <string>
 #include <utility>
 
-#include "kiln/gen/expr.hpp"
+#include "kiln/model/expr.hpp"
 
-namespace kiln::gen {
+namespace kiln::model {
 namespace {
 
 // The expression text is quoted as JSON would quote it, so that a stray quote or a control
@@ -118,10 +118,16 @@ const Value* Environment::find(std::string_view name) const {
   return it == values_.end() ? nullptr : &it->second;
 }
 
+Environment environment_of(const Problem& problem) {
+  Environment env;
+  for (const auto& [name, value] : problem.dims()) env.set(name, value);
+  return env;
+}
+
 std::vector<std::string> Expr::names() const {
   std::vector<std::string> out;
   collect_names(root_, out);
   return out;
 }
 
-}  // namespace kiln::gen
+}  // namespace kiln::model

@@ -3,13 +3,13 @@
 #include <chrono>
 #include <string>
 
-#include "kiln/gen/expr.hpp"
+#include "kiln/model/expr.hpp"
 #include "kiln_catch.hpp"
 
-using kiln::gen::Environment;
-using kiln::gen::Expr;
-using kiln::gen::ExprError;
-using kiln::gen::NameTable;
+using kiln::model::Environment;
+using kiln::model::Expr;
+using kiln::model::ExprError;
+using kiln::model::NameTable;
 using kiln_test::ContainsSubstring;
 
 namespace {
@@ -201,7 +201,7 @@ std::string chain(std::size_t terms, const std::string& op) {
 }  // namespace
 
 TEST_CASE("a chain of operators counts toward the depth limit, whatever its length", "[expr]") {
-  const auto depth = static_cast<std::size_t>(kiln::gen::kMaxExpressionDepth);
+  const auto depth = static_cast<std::size_t>(kiln::model::kMaxExpressionDepth);
   for (const std::string op : {"+", "*", "-", "==", "&&", "||", " <= "}) {
     INFO(op);
     CHECK_NOTHROW(Expr::parse(chain(depth, op)));  // depth - 1 operators: depth levels
@@ -215,7 +215,7 @@ TEST_CASE("a chain of operators counts toward the depth limit, whatever its leng
 }
 
 TEST_CASE("an expression longer than the limit is refused at once, with its length", "[expr]") {
-  const std::size_t limit = kiln::gen::kMaxExpressionBytes;
+  const std::size_t limit = kiln::model::kMaxExpressionBytes;
   for (const std::size_t length : {limit + 1, 16 * limit, std::size_t{64'000 * 2 + 1}}) {
     const std::string text = chain(length / 2 + 1, "+");
     INFO(text.size());

@@ -1,5 +1,5 @@
 // Strict reading of the generator's JSON inputs (space files, device files). Every error is one
-// GeneratorError whose message names the file and the place:
+// InputError whose message names the file and the place:
 //   <file>: <json-pointer>: <what is wrong>
 //   <file>:<line>:<column>: malformed JSON: <parser's reason>
 #pragma once
@@ -14,7 +14,7 @@
 
 #include "kiln/error.hpp"
 
-namespace kiln::gen {
+namespace kiln::model {
 
 // Limits on every JSON file the generator reads (generator/README.md, "Limits"): its size, and how
 // deeply arrays and objects nest (checked on the bytes, before a tree is built).
@@ -26,7 +26,7 @@ inline constexpr std::size_t kMaxManifestBytes = 64u << 20;
 inline constexpr std::size_t kMaxIdentifierBytes = 64;
 
 // The one error type of the generator; what() is the complete message.
-class GeneratorError : public kiln::Error {
+class InputError : public kiln::Error {
  public:
   using kiln::Error::Error;
 };
@@ -102,4 +102,4 @@ class JsonNode {
   std::string key_;
 };
 
-}  // namespace kiln::gen
+}  // namespace kiln::model

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <string>
 
-#include "kiln/gen/expr.hpp"
-#include "kiln/gen/names.hpp"
+#include "kiln/model/expr.hpp"
+#include "kiln/model/value.hpp"
 
-namespace kiln::gen {
+namespace kiln::model {
 namespace {
 
 class Checker {
@@ -115,4 +115,4 @@ class Checker {
 
 void Expr::check(const NameTable& names) const { Checker(text_, names).integer(root_); }
 
-}  // namespace kiln::gen
+}  // namespace kiln::model

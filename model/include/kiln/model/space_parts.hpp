@@ -1,0 +1,105 @@
+// The parts of a space that the generator and the tuner share (generator/README.md, "The space
+// file"): the generator loads them from a space file and writes them into the manifest; the tuner
+// reads them back from it. The generator's loaded space adds where each part is in its file.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/model/expr.hpp"
+#include "kiln/model/value.hpp"
+
+namespace kiln::model {
+
+// `harness`: the header variant sources include and the kernel's workload class.
+struct Harness {
+  std::string include;
+  std::string workload;
+  bool operator==(const Harness&) const = default;
+};
+
+struct Parameter {
+  std::string name;
+  std::vector<Value> values;  // all integers, or all identifiers
+  std::size_t default_index = 0;
+
+  // Identifier values: a kiln::Choice in Config.
+  bool symbolic() const;
+  // Some value needs more than 32 bits: `long long` in Config.
+  bool wide() const;
+  const Value& default_value() const { return values[default_index]; }
+  bool operator==(const Parameter&) const = default;
+};
+
+// A name of `derived`, with its expression over parameters, earlier derived names and limits.
+struct Derived {
+  std::string name;
+  Expr expr;
+  bool operator==(const Derived&) const = default;
+};
+
+// One of `constraints` (or of `problem.domain_constraints`, whose `why` is always empty).
+struct Constraint {
+  Expr expr;
+  std::string why;  // empty when the space gives none
+  bool operator==(const Constraint&) const = default;
+};
+
+// The sizes an int dim may take: [min, max], sampled on a log or a linear scale.
+struct IntRange {
+  std::int64_t min = 1;
+  std::int64_t max = 1;
+  bool log = true;
+  bool operator==(const IntRange&) const = default;
+};
+
+struct Dim {
+  std::string name;
+  bool symbolic = false;
+  std::vector<std::string> domain;  // symbolic only
+  std::optional<IntRange> range;    // int only: its problem domain, when the space declares one
+  bool operator==(const Dim&) const = default;
+};
+
+// One of `problem.work`: bytes, fp32_flops, tensor_flops, sfu_ops or launches.
+struct WorkTerm {
+  std::string name;
+  Expr expr;
+  bool operator==(const WorkTerm&) const = default;
+};
+
+struct Bucket {
+  std::string name;
+  Expr when;
+  bool operator==(const Bucket&) const = default;
+};
+
+// Relative L2 tolerance per output dtype (fp32, fp16, bf16), every one present.
+using Tolerance = std::map<std::string, double>;
+// fp32 1e-5, fp16 2e-3, bf16 1e-2: what a space that gives none gets.
+Tolerance default_tolerance();
+
+struct Tuning {
+  std::int64_t max_variants = 256;
+  std::int64_t timeout_s = 120;
+  // With a problem domain only: how many points the tuner times every variant on (coverage) and
+  // how many it keeps apart to judge the dispatch (held_out), and how far from a point's best
+  // variant the dispatched one may be (a ratio of times, at least 1).
+  std::int64_t coverage = 0;
+  std::int64_t held_out = 0;
+  double regret_tolerance = 1.05;
+  bool operator==(const Tuning&) const = default;
+};
+
+// One feasible combination of parameter values.
+struct Variant {
+  std::string name;             // canonical: <kernel>__<P1><v1>_<P2><v2>...
+  std::vector<Value> params;    // one per parameter, in the parameters' order
+  std::filesystem::path source; // variants/<name>.cpp|.cu, relative to the manifest's directory
+  bool operator==(const Variant&) const = default;
+};
+
+}  // namespace kiln::model

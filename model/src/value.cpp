@@ -1,0 +1,19 @@
+#include "kiln/model/value.hpp"
+
+namespace kiln::model {
+
+std::string value_text(const Value& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  return std::get<std::string>(v);
+}
+
+std::string comma_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) {
+    if (!out.empty()) out += ", ";
+    out += item;
+  }
+  return out;
+}
+
+}  // namespace kiln::model
