@@ -169,13 +169,6 @@ class CollectingReporter final : public benchmark::BenchmarkReporter {
 };
 
 
-// Whether repetitions agree: their range within `spread` of their median (never with spread 0).
-bool settled(const std::vector<double>& seconds, double spread) {
-  if (spread <= 0 || seconds.empty()) return false;
-  const auto [lo, hi] = std::minmax_element(seconds.begin(), seconds.end());
-  return *hi - *lo <= spread * quantile(seconds, 0.5);
-}
-
 void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, const Problem& problem,
                    std::size_t index) {
   // Rotate through enough input sets that together they exceed four times the last-level cache,

@@ -19,4 +19,12 @@ inline double quantile(std::vector<double> values, double q) {
   return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
 }
 
+// Whether repetitions agree: their range (max - min) within `spread` of their median. Never with
+// spread 0 or no values, so a spread of 0 asks for every repetition.
+inline bool settled(const std::vector<double>& values, double spread) {
+  if (spread <= 0 || values.empty()) return false;
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  return *hi - *lo <= spread * quantile(values, 0.5);
+}
+
 }  // namespace kiln
