@@ -36,6 +36,7 @@ struct CudaTraits {
   static constexpr int kSplit = Config::SPLIT;             // blocks of a cluster on one row
   static constexpr int kCache = Config::CACHE;             // fp32 registers of row cache per thread
   static constexpr int kVecBytes = Config::VEC_BYTES;      // bytes per vector load / store
+  static constexpr bool kStage = Config::STAGE != 0;       // rows staged through shared memory
   static constexpr int kVec = kVecBytes / static_cast<int>(sizeof(T));  // elements per vector
   static constexpr int kRowLanes = kRowThreads < 32 ? kRowThreads : 32;  // lanes of a row in a warp
   static constexpr int kRowWarps = kRowThreads < 32 ? 1 : kRowThreads / 32;
@@ -51,6 +52,11 @@ struct CudaTraits {
   static_assert(kVecBytes == 4 || kVecBytes == 8 || kVecBytes == 16, "VEC_BYTES: 4, 8 or 16");
   static_assert(kVec >= 1 && kCache % kVec == 0, "CACHE must be a multiple of the vector's elements");
   static_assert(kCache >= 1 && kCache <= 128, "CACHE: 1..128 registers");
+  static_assert(Config::STAGE == 0 || Config::STAGE == 1, "STAGE: 0 or 1");
+  static_assert(!kStage || kSplit == 1, "a staged tile is one block's rows");
+  // The staged tile of a block: its rows at the widest cached width, plus one vector of phase.
+  static constexpr int kStageBytes = kStage ? kThreads * kCache * static_cast<int>(sizeof(T)) + kVecBytes : 0;
+  static_assert(kStageBytes <= 48 * 1024, "a staged tile fits the default shared memory of a block");
 };
 
 namespace cuda_detail {
@@ -353,25 +359,134 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
   }
 }
 
-// Rows wider than the register cache, in batches of CACHE / kVec accesses of V elements per
-// thread (the same loads in flight as the cached kernel). Pass 1 keeps a per-thread running max m
-// and sum s of exp(x - m), rescaling s once per batch; pass 2 re-reads each batch (mostly from
-// L2) and writes exp(x - max) / sum. V is Tr::kVec, or 1 when in and out differ in alignment.
-template <class Tr, int V, class T>
-__global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(const T* __restrict__ in, T* __restrict__ out,
-                                                                        std::int64_t rows, std::int64_t cols) {
-  constexpr int kChunks = Tr::kCache / Tr::kVec;
-  constexpr int kStride = Tr::kRowThreads * V;
-  constexpr int kBatchVecs = Tr::kRowThreads * kChunks;
-  constexpr int kPeelSlots = V > Tr::kRowThreads ? (V - 1 + Tr::kRowThreads - 1) / Tr::kRowThreads : 1;
+// Rows that fit the register cache, staged through shared memory (STAGE = 1): a block's row groups
+// own consecutive rows, so their rows are one contiguous tile of global memory. The block copies
+// the tile in with V-element accesses at aligned addresses (single elements only at the tile's two
+// ends), every row group computes its row from shared memory into its registers and writes the
+// result back, and the block copies the tile out the same way. Narrow or odd-width rows thus move
+// on full-width, coalesced accesses, where the direct path pays single-element accesses at each
+// row's unaligned ends. The tile sits in shared memory at its global alignment phase, so aligned
+// global vectors are aligned shared vectors. launch() guarantees in and out share that phase.
+template <class Tr, class T>
+__global__ void __launch_bounds__(Tr::kThreads) softmax_staged_kernel(const T* __restrict__ in, T* __restrict__ out,
+                                                                     std::int64_t rows, int cols) {
+  constexpr int V = Tr::kVec;
+  constexpr int kLoadsInFlight = 4;  // vectors each thread loads before it stores any
   using P = Packet<T, V>;
   using P1 = Packet<T, 1>;
+  using Bits = typename P::Bits;
+  extern __shared__ __align__(16) unsigned char stage_bytes[];
+  T* const tile = reinterpret_cast<T*>(stage_bytes);
   __shared__ ReduceSlots<Tr> slots;
   const int group = threadIdx.x / Tr::kRowThreads;
   const int t = threadIdx.x % Tr::kRowThreads;
 
   for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * Tr::kRowsPerBlock; first < rows;
        first += static_cast<std::int64_t>(gridDim.x) * Tr::kRowsPerBlock) {
+    const std::int64_t tile_rows = rows - first < Tr::kRowsPerBlock ? rows - first : Tr::kRowsPerBlock;
+    const int count = static_cast<int>(tile_rows) * cols;  // elements of the tile
+    const T* src = in + first * cols;
+    T* dst = out + first * cols;
+    const int phase = static_cast<int>((reinterpret_cast<std::uintptr_t>(src) / sizeof(T)) % V);
+    const int head = count < (V - phase) % V ? count : (V - phase) % V;
+    const int vecs = (count - head) / V;
+    const int tail_at = head + vecs * V;
+    T* const staged = tile + phase;  // element i of the tile at staged[i]
+
+    // Copy in: kLoadsInFlight vectors per thread in flight, then their shared-memory stores.
+    for (int base = 0; base < vecs; base += Tr::kThreads * kLoadsInFlight) {
+      Bits v[kLoadsInFlight];
+#pragma unroll
+      for (int k = 0; k < kLoadsInFlight; ++k) {
+        const int j = base + k * Tr::kThreads + static_cast<int>(threadIdx.x);
+        if (j < vecs) v[k] = __ldcs(reinterpret_cast<const Bits*>(src + head + j * V));
+      }
+#pragma unroll
+      for (int k = 0; k < kLoadsInFlight; ++k) {
+        const int j = base + k * Tr::kThreads + static_cast<int>(threadIdx.x);
+        if (j < vecs) *reinterpret_cast<Bits*>(staged + head + j * V) = v[k];
+      }
+    }
+    for (int i = static_cast<int>(threadIdx.x); i < count - vecs * V; i += Tr::kThreads) {
+      const int e = i < head ? i : tail_at + (i - head);
+      staged[e] = src[e];
+    }
+    __syncthreads();
+
+    // Each row group: its row from shared memory into registers, softmax, back to shared memory.
+    const bool live = group < tile_rows;
+    T* const row = staged + group * cols;
+    float x[Tr::kCache];
+    float m = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < Tr::kCache; ++k) {
+      const int c = t + k * Tr::kRowThreads;
+      x[k] = -INFINITY;
+      if (live && c < cols) P1::unpack(*reinterpret_cast<const typename P1::Bits*>(row + c), &x[k]);
+      m = fmaxf(m, x[k]);
+    }
+    m = row_reduce<Tr, true>(m, slots.max_of(group));
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < Tr::kCache; ++k) {
+      x[k] = live ? exp2f((x[k] - m) * kLog2e) : 0.0f;
+      s += x[k];
+    }
+    s = row_reduce<Tr, false>(s, slots.sum_of(group));
+    const float inv = 1.0f / s;
+#pragma unroll
+    for (int k = 0; k < Tr::kCache; ++k) {
+      const int c = t + k * Tr::kRowThreads;
+      if (live && c < cols) {
+        x[k] *= inv;
+        *reinterpret_cast<typename P1::Bits*>(row + c) = P1::pack(&x[k]);
+      }
+    }
+    __syncthreads();
+
+    // Copy out, the same split of the tile.
+    for (int j = static_cast<int>(threadIdx.x); j < vecs; j += Tr::kThreads) {
+      __stcs(reinterpret_cast<Bits*>(dst + head + j * V), *reinterpret_cast<const Bits*>(staged + head + j * V));
+    }
+    for (int i = static_cast<int>(threadIdx.x); i < count - vecs * V; i += Tr::kThreads) {
+      const int e = i < head ? i : tail_at + (i - head);
+      dst[e] = staged[e];
+    }
+    // The next tile's copy-in overwrites what this copy-out reads.
+    __syncthreads();
+  }
+}
+
+// Rows wider than the register cache, in batches of CACHE / kVec accesses of V elements per
+// thread (the same loads in flight as the cached kernel). Pass 1 keeps a per-thread running max m
+// and sum s of exp(x - m), rescaling s once per batch; pass 2 re-reads each batch (mostly from
+// L2) and writes exp(x - max) / sum. V is Tr::kVec, or 1 when in and out differ in alignment.
+// With SPLIT > 1 the row is spread over the SPLIT blocks of a cluster, which exchange their
+// partial (max, sum) once between the passes, as in the cached kernel: a cluster holds fewer rows
+// in flight per SM, so the rows re-read in pass 2 are still in L2 when the row is very wide.
+template <class Tr, int V, class T>
+__global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(const T* __restrict__ in, T* __restrict__ out,
+                                                                        std::int64_t rows, std::int64_t cols) {
+  constexpr int kChunks = Tr::kCache / Tr::kVec;
+  constexpr int kStride = Tr::kSpan * V;
+  constexpr int kBatchVecs = Tr::kSpan * kChunks;
+  constexpr int kPeelSlots = V > Tr::kSpan ? (V - 1 + Tr::kSpan - 1) / Tr::kSpan : 1;
+  using P = Packet<T, V>;
+  using P1 = Packet<T, 1>;
+  __shared__ ReduceSlots<Tr> slots;
+  const int group = threadIdx.x / Tr::kRowThreads;
+  int t = threadIdx.x % Tr::kRowThreads;
+  std::int64_t unit = blockIdx.x;
+  std::int64_t units = gridDim.x;
+  [[maybe_unused]] __shared__ Partial partials[Tr::kSplit > 1 ? 2 : 1];
+  [[maybe_unused]] int parity = 0;
+  if constexpr (Tr::kSplit > 1) {
+    t += static_cast<int>(blockIdx.x % Tr::kSplit) * Tr::kRowThreads;
+    unit = blockIdx.x / Tr::kSplit;
+    units = gridDim.x / Tr::kSplit;
+  }
+
+  for (std::int64_t first = unit * Tr::kRowsPerBlock; first < rows; first += units * Tr::kRowsPerBlock) {
     const std::int64_t row = first + group;
     const T* src = in + row * cols;
     T* dst = out + row * cols;
@@ -387,7 +502,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
     float m = -INFINITY;
 #pragma unroll
     for (int i = 0; i < kPeelSlots; ++i) {
-      const int e = t + i * Tr::kRowThreads;
+      const int e = t + i * Tr::kSpan;
       head[i] = tail[i] = -INFINITY;
       if (e < split.head) P1::load_keep(src + e, &head[i]);
       if (e < split.tail) P1::load_keep(src + tail_at + e, &tail[i]);
@@ -406,7 +521,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
       float batch_max = -INFINITY;
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
-        if (c * Tr::kRowThreads < limit) {
+        if (c * Tr::kSpan < limit) {
           P::load_keep(batch_src + c * kStride, x[c]);
         } else {
 #pragma unroll
@@ -426,13 +541,36 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
       s = s * exp2f((m - m_new) * kLog2e) + batch_sum;
       m = m_new;
     }
-    const float row_max = row_reduce<Tr, true>(m, slots.max_of(group));
+    float row_max = row_reduce<Tr, true>(m, slots.max_of(group));
     const float scaled = m == -INFINITY ? 0.0f : s * exp2f((m - row_max) * kLog2e);
-    const float inv = 1.0f / row_reduce<Tr, false>(scaled, slots.sum_of(group));
+    float row_sum = row_reduce<Tr, false>(scaled, slots.sum_of(group));
+    if constexpr (Tr::kSplit > 1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      namespace cg = cooperative_groups;
+      cg::cluster_group cluster = cg::this_cluster();
+      if (threadIdx.x == 0) partials[parity] = {row_max, row_sum};
+      cluster.sync();
+      float cluster_max = -INFINITY;
+#pragma unroll
+      for (int r = 0; r < Tr::kSplit; ++r) cluster_max = fmaxf(cluster_max, cluster.map_shared_rank(&partials[parity], r)->max);
+      float cluster_sum = 0.0f;
+#pragma unroll
+      for (int r = 0; r < Tr::kSplit; ++r) {
+        const Partial p = *cluster.map_shared_rank(&partials[parity], r);
+        if (p.max != -INFINITY) cluster_sum += p.sum * exp2f((p.max - cluster_max) * kLog2e);
+      }
+      row_max = cluster_max;
+      row_sum = cluster_sum;
+      parity ^= 1;
+#else
+      __trap();  // clusters need sm_90; launch() refuses SPLIT > 1 elsewhere
+#endif
+    }
+    const float inv = 1.0f / row_sum;
 
 #pragma unroll
     for (int i = 0; i < kPeelSlots; ++i) {
-      const int e = t + i * Tr::kRowThreads;
+      const int e = t + i * Tr::kSpan;
       if (e < split.head) {
         head[i] = exp2f((head[i] - row_max) * kLog2e) * inv;
         P1::store(dst + e, &head[i]);
@@ -447,11 +585,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
       float x[kChunks][V];
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
-        if (c * Tr::kRowThreads < limit) P::load_last(body_src + batch * V + c * kStride, x[c]);
+        if (c * Tr::kSpan < limit) P::load_last(body_src + batch * V + c * kStride, x[c]);
       }
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
-        if (c * Tr::kRowThreads < limit) {
+        if (c * Tr::kSpan < limit) {
 #pragma unroll
           for (int k = 0; k < V; ++k) x[c][k] = exp2f((x[c][k] - row_max) * kLog2e) * inv;
           P::store(body_dst + batch * V + c * kStride, x[c]);
@@ -459,36 +597,40 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
       }
     }
   }
+  if constexpr (Tr::kSplit > 1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // No block leaves while another may still read its partials.
+    cooperative_groups::this_cluster().sync();
+#endif
+  }
 }
 
 }  // namespace cuda_detail
 
 namespace cuda_detail {
 
-// The cached kernel over `rows`: a block per row group, or with SPLIT > 1 a cluster of SPLIT
-// blocks per row (grid-stride beyond the grid limit).
-template <class Tr, bool kPeel, class T>
-cudaError_t launch_cached(const T* in, T* out, std::int64_t rows, int cols, cudaStream_t stream) {
+// Launches `kernel` over `rows`: a block per row group, or with SPLIT > 1 a cluster of SPLIT
+// blocks per row (grid-stride beyond the grid limit), with `smem` bytes of dynamic shared memory.
+template <class Tr, class Kernel, class... Args>
+cudaError_t launch_rows(Kernel kernel, std::int64_t rows, std::size_t smem, cudaStream_t stream, Args... args) {
   const std::int64_t groups = (rows + Tr::kRowsPerBlock - 1) / Tr::kRowsPerBlock;
   constexpr std::int64_t kMaxUnits = 0x7FFFFFFF / Tr::kSplit;
   const auto units = static_cast<unsigned>(groups < kMaxUnits ? groups : kMaxUnits);
-  if constexpr (Tr::kSplit == 1) {
-    softmax_cached_kernel<Tr, kPeel><<<units, Tr::kThreads, 0, stream>>>(in, out, rows, cols);
-    return cudaGetLastError();
-  } else {
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(units * Tr::kSplit);
-    config.blockDim = dim3(Tr::kThreads);
-    config.stream = stream;
-    cudaLaunchAttribute cluster{};
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(units * Tr::kSplit);
+  config.blockDim = dim3(Tr::kThreads);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  cudaLaunchAttribute cluster{};
+  if constexpr (Tr::kSplit > 1) {
     cluster.id = cudaLaunchAttributeClusterDimension;
     cluster.val.clusterDim.x = Tr::kSplit;
     cluster.val.clusterDim.y = 1;
     cluster.val.clusterDim.z = 1;
     config.attrs = &cluster;
     config.numAttrs = 1;
-    return cudaLaunchKernelEx(&config, softmax_cached_kernel<Tr, kPeel, T>, in, out, rows, cols);
   }
+  return cudaLaunchKernelEx(&config, kernel, args...);
 }
 
 }  // namespace cuda_detail
@@ -499,26 +641,27 @@ cudaError_t launch_cached(const T* in, T* out, std::int64_t rows, int cols, cuda
 template <class Config, class T>
 cudaError_t launch(const T* in, T* out, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
   using Tr = CudaTraits<Config, T>;
+  namespace d = cuda_detail;
   if (rows < 0 || cols < 0) return cudaErrorInvalidValue;
   if (rows == 0 || cols == 0) return cudaSuccess;
-  const std::int64_t groups = (rows + Tr::kRowsPerBlock - 1) / Tr::kRowsPerBlock;
-  // Grid-stride over row groups beyond the grid limit.
-  const unsigned blocks = static_cast<unsigned>(groups < 0x7FFFFFFF ? groups : 0x7FFFFFFF);
   // Vector accesses need in and out rows to reach an aligned address after the same head.
   const auto in_at = reinterpret_cast<std::uintptr_t>(in);
   const auto out_at = reinterpret_cast<std::uintptr_t>(out);
   const bool same_phase = (in_at - out_at) % Tr::kVecBytes == 0;
   const bool all_aligned = in_at % Tr::kVecBytes == 0 && out_at % Tr::kVecBytes == 0 && cols % Tr::kVec == 0;
-  if (!same_phase) {
-    cuda_detail::softmax_streaming_kernel<Tr, 1><<<blocks, Tr::kThreads, 0, stream>>>(in, out, rows, cols);
-  } else if (cols <= Tr::kRowCapacity && all_aligned) {
-    return cuda_detail::launch_cached<Tr, false>(in, out, rows, static_cast<int>(cols), stream);
-  } else if (cols <= Tr::kRowCapacity) {
-    return cuda_detail::launch_cached<Tr, true>(in, out, rows, static_cast<int>(cols), stream);
-  } else {
-    cuda_detail::softmax_streaming_kernel<Tr, Tr::kVec><<<blocks, Tr::kThreads, 0, stream>>>(in, out, rows, cols);
+  if (!same_phase) return d::launch_rows<Tr>(d::softmax_streaming_kernel<Tr, 1, T>, rows, 0, stream, in, out, rows, cols);
+  if (cols > Tr::kRowCapacity) {
+    return d::launch_rows<Tr>(d::softmax_streaming_kernel<Tr, Tr::kVec, T>, rows, 0, stream, in, out, rows, cols);
   }
-  return cudaGetLastError();
+  const int width = static_cast<int>(cols);
+  if constexpr (Tr::kStage) {
+    const std::size_t smem = static_cast<std::size_t>(Tr::kRowsPerBlock) * width * sizeof(T) + Tr::kVecBytes;
+    return d::launch_rows<Tr>(d::softmax_staged_kernel<Tr, T>, rows, smem, stream, in, out, rows, width);
+  } else if (all_aligned) {
+    return d::launch_rows<Tr>(d::softmax_cached_kernel<Tr, false, T>, rows, 0, stream, in, out, rows, width);
+  } else {
+    return d::launch_rows<Tr>(d::softmax_cached_kernel<Tr, true, T>, rows, 0, stream, in, out, rows, width);
+  }
 }
 
 }  // namespace kiln::softmax

@@ -21,24 +21,31 @@ namespace {
 
 // softmax_cuda.space.json corners: block per row (the default), warp per row with 8-byte
 // accesses, four rows per block with a 1024-element cache, the widest block cache, four lanes per
-// row (sub-warp rows), and a row split over a cluster of four blocks (sm_90 only).
+// row (sub-warp rows), a row split over a cluster of four blocks (sm_90 only; its wide rows stream
+// over the cluster), and rows staged through shared memory by two lanes and by two warps a row.
 struct SoftmaxBlockRow {
-  static constexpr int THREADS = 256, ROW_THREADS = 256, SPLIT = 1, CACHE = 32, VEC_BYTES = 16;
+  static constexpr int THREADS = 256, ROW_THREADS = 256, SPLIT = 1, CACHE = 32, VEC_BYTES = 16, STAGE = 0;
 };
 struct SoftmaxWarpRow {
-  static constexpr int THREADS = 128, ROW_THREADS = 32, SPLIT = 1, CACHE = 32, VEC_BYTES = 8;
+  static constexpr int THREADS = 128, ROW_THREADS = 32, SPLIT = 1, CACHE = 32, VEC_BYTES = 8, STAGE = 0;
 };
 struct SoftmaxFourRows {
-  static constexpr int THREADS = 512, ROW_THREADS = 128, SPLIT = 1, CACHE = 8, VEC_BYTES = 16;
+  static constexpr int THREADS = 512, ROW_THREADS = 128, SPLIT = 1, CACHE = 8, VEC_BYTES = 16, STAGE = 0;
 };
 struct SoftmaxWidest {
-  static constexpr int THREADS = 1024, ROW_THREADS = 1024, SPLIT = 1, CACHE = 16, VEC_BYTES = 16;
+  static constexpr int THREADS = 1024, ROW_THREADS = 1024, SPLIT = 1, CACHE = 16, VEC_BYTES = 16, STAGE = 0;
 };
 struct SoftmaxLanes {
-  static constexpr int THREADS = 128, ROW_THREADS = 4, SPLIT = 1, CACHE = 8, VEC_BYTES = 8;
+  static constexpr int THREADS = 128, ROW_THREADS = 4, SPLIT = 1, CACHE = 8, VEC_BYTES = 8, STAGE = 0;
 };
 struct SoftmaxCluster {
-  static constexpr int THREADS = 512, ROW_THREADS = 512, SPLIT = 4, CACHE = 16, VEC_BYTES = 16;
+  static constexpr int THREADS = 512, ROW_THREADS = 512, SPLIT = 4, CACHE = 16, VEC_BYTES = 16, STAGE = 0;
+};
+struct SoftmaxStagedLanes {
+  static constexpr int THREADS = 128, ROW_THREADS = 2, SPLIT = 1, CACHE = 16, VEC_BYTES = 16, STAGE = 1;
+};
+struct SoftmaxStagedBlock {
+  static constexpr int THREADS = 256, ROW_THREADS = 64, SPLIT = 1, CACHE = 32, VEC_BYTES = 16, STAGE = 1;
 };
 
 // nbody_cuda.space.json corners: the default, the most register blocking, no blocking or split,
@@ -199,12 +206,14 @@ SoftmaxRunners softmax_runners_for() {
 
 const std::map<std::string, SoftmaxRunners>& softmax_runners() {
   static const std::map<std::string, SoftmaxRunners> runners{
-      {"THREADS256_ROW_THREADS256_SPLIT1_CACHE32_VEC_BYTES16", softmax_runners_for<SoftmaxBlockRow>()},
-      {"THREADS128_ROW_THREADS32_SPLIT1_CACHE32_VEC_BYTES8", softmax_runners_for<SoftmaxWarpRow>()},
-      {"THREADS512_ROW_THREADS128_SPLIT1_CACHE8_VEC_BYTES16", softmax_runners_for<SoftmaxFourRows>()},
-      {"THREADS1024_ROW_THREADS1024_SPLIT1_CACHE16_VEC_BYTES16", softmax_runners_for<SoftmaxWidest>()},
-      {"THREADS128_ROW_THREADS4_SPLIT1_CACHE8_VEC_BYTES8", softmax_runners_for<SoftmaxLanes>()},
-      {"THREADS512_ROW_THREADS512_SPLIT4_CACHE16_VEC_BYTES16", softmax_runners_for<SoftmaxCluster>()},
+      {"THREADS256_ROW_THREADS256_SPLIT1_CACHE32_VEC_BYTES16_STAGE0", softmax_runners_for<SoftmaxBlockRow>()},
+      {"THREADS128_ROW_THREADS32_SPLIT1_CACHE32_VEC_BYTES8_STAGE0", softmax_runners_for<SoftmaxWarpRow>()},
+      {"THREADS512_ROW_THREADS128_SPLIT1_CACHE8_VEC_BYTES16_STAGE0", softmax_runners_for<SoftmaxFourRows>()},
+      {"THREADS1024_ROW_THREADS1024_SPLIT1_CACHE16_VEC_BYTES16_STAGE0", softmax_runners_for<SoftmaxWidest>()},
+      {"THREADS128_ROW_THREADS4_SPLIT1_CACHE8_VEC_BYTES8_STAGE0", softmax_runners_for<SoftmaxLanes>()},
+      {"THREADS512_ROW_THREADS512_SPLIT4_CACHE16_VEC_BYTES16_STAGE0", softmax_runners_for<SoftmaxCluster>()},
+      {"THREADS128_ROW_THREADS2_SPLIT1_CACHE16_VEC_BYTES16_STAGE1", softmax_runners_for<SoftmaxStagedLanes>()},
+      {"THREADS256_ROW_THREADS64_SPLIT1_CACHE32_VEC_BYTES16_STAGE1", softmax_runners_for<SoftmaxStagedBlock>()},
   };
   return runners;
 }
