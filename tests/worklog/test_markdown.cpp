@@ -74,7 +74,7 @@ TEST_CASE("the session report holds the header, the winner, the dead ends, links
   CHECK_THAT(md, ContainsSubstring("# Tuning session 1: softmax_cuda\n"));
   CHECK_THAT(md, ContainsSubstring("- Strategy: exhaustive\n"));
   CHECK_THAT(md, ContainsSubstring("- Device: NVIDIA H100 80GB HBM3 (compute capability 9.0, "
-                                   "driver 550.54.15, CUDA 12.4)\n"));
+                                   "driver 550.54.15, CUDA runtime 12.4)\n"));
   CHECK_THAT(md, ContainsSubstring("- Started: 2026-11-21T10:00:00.000Z\n"));
   CHECK_THAT(md, !ContainsSubstring("not ended"));
   CHECK_THAT(md, ContainsSubstring("- Attempts: 5 (2 kept, 1 reverted, 1 invalid, 1 failed)\n"));
