@@ -226,7 +226,7 @@ TEST_CASE("the device line reads the probe's device info: the H200's in full, a 
       R"("fp32_flops_per_s":63681637081005.83,"launch_s":5.126399919390678e-07}})";
   const std::string md = session_markdown(log, log.start_session(h200));
   CHECK_THAT(md, ContainsSubstring("- Device: NVIDIA H200 (compute capability 9.0, driver 580.159.04, CUDA runtime 13.0, "
-                                   "CUDA driver API 13.0, 132 SMs, 139.8 GiB, cache 60 MiB; measured: copy 4.23 TB/s, "
+                                   "CUDA driver API 13.0, 132 SMs, 139.8 GiB, cache 60 MiB); measured: copy 4.23 TB/s, "
                                    "FP32 63.7 TFLOP/s, launch "));
   Session drifted = worklog_test::make_session("softmax_cuda");
   drifted.device = R"({"backend":"cuda","name":"GPU","cuda":"12.4"})";
