@@ -8,6 +8,7 @@
 #include "domain_report.hpp"
 #include "floors.hpp"
 #include "numbers.hpp"
+#include "kiln/model/json_reader.hpp"
 #include "kiln/text.hpp"
 #include "kiln/worklog/markdown.hpp"
 
@@ -60,9 +61,14 @@ std::string bottleneck_row(const std::string& bucket, const std::string& problem
     source = "ncu";
   }
   if (launches.empty() && !profile->launches.empty()) {
-    const nlohmann::json shapes = nlohmann::json::parse(profile->launches, nullptr, false);
-    if (shapes.is_array()) {
-      for (const auto& s : shapes) launches.push_back(metrics_from_shape(s, profile->sm_count));
+    try {
+      const model::JsonFile stored = model::parse_json_text("the launch shapes of " + variant, profile->launches);
+      for (const auto& s : model::launch_shapes_from_json(model::JsonNode::root(stored))) {
+        launches.push_back(metrics_from_shape(s, profile->sm_count));
+      }
+    } catch (const model::InputError& e) {
+      md << "- | - | - | - | - | - | - | " << markdown_cell(std::string("launch shapes unread: ") + e.what()) << " |\n";
+      return md.str();
     }
     source = "launch shape";
   }
