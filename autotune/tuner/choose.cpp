@@ -110,8 +110,8 @@ Record choose_record(const EvaluationContext& ctx, const SelectionInput& in, std
   return record;
 }
 
-Record select_stage(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
-                    const TuneOptions& o, std::ostream& out) {
+Record choose_and_sanitize(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
+                           const TuneOptions& o, std::ostream& out) {
   auto hash_of = [&](std::size_t v) { return variant_hash(ctx, v); };
   if (o.interleave_rounds > 0) {
     settle_near_ties(ctx, select_winners(in, outcomes, hash_of), outcomes, o.interleave_rounds, out);

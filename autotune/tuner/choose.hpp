@@ -22,7 +22,7 @@ Record choose_record(const EvaluationContext& ctx, const SelectionInput& in, std
 
 // Near-ties settled, choose_record, then the sanitizer gate where the options ask for it (CUDA):
 // throws kiln::Error when --sanitize requires compute-sanitizer and there is none.
-Record select_stage(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
-                    const TuneOptions& o, std::ostream& out);
+Record choose_and_sanitize(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
+                           const TuneOptions& o, std::ostream& out);
 
 }  // namespace kiln::tuner

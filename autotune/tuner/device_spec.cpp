@@ -3,8 +3,8 @@
 #include <cctype>
 #include <chrono>
 #include <fstream>
-#include <stdexcept>
 
+#include "kiln/error.hpp"
 #include "process.hpp"
 
 namespace kiln::tuner {
@@ -13,9 +13,9 @@ DeviceInfo run_probe(const std::filesystem::path& probe_executable) {
   std::string output;
   ChildResult r = run_child({probe_executable.string()}, std::chrono::seconds(180),
                             [&](const std::string& line) { output += line; });
-  if (r.exit_code == 77) throw std::runtime_error("no CUDA device found on this machine (" + probe_executable.string() + ")");
+  if (r.exit_code == 77) throw Error("no CUDA device found on this machine (" + probe_executable.string() + ")");
   if (!r.exited_cleanly()) {
-    throw std::runtime_error("device probe " + probe_executable.string() + " failed (" + r.describe() + "): " + r.stderr_tail);
+    throw Error("device probe " + probe_executable.string() + " failed (" + r.describe() + "): " + r.stderr_tail);
   }
   return model::parse_device_info(output, "the output of " + probe_executable.string());
 }

@@ -20,7 +20,7 @@ void tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
   const Manifest& m = t->target.manifest;
   SelectionInput in{&m, &*t->log, t->ctx.context_key, t->target.spec.name, t->context.device, t->context.rates,
                     t->searcher->name()};
-  Record record = select_stage(t->ctx, in, searched.outcomes, o, out);
+  Record record = choose_and_sanitize(t->ctx, in, searched.outcomes, o, out);
 
   publish(m, record, {o.record_out, o.record_copies, o.header_out}, out, err);
   t->log->end_session(t->session_id);
