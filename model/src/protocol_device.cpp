@@ -46,7 +46,9 @@ DeviceInfo device_info_from_json(const JsonNode& node) {
                       {"backend", "name"});
   DeviceInfo d;
   d.backend = node["backend"].string();
-  if (d.backend != "cpu" && d.backend != "cuda") node["backend"].fail("expected \"cpu\" or \"cuda\", got \"" + d.backend + "\"");
+  if (d.backend != "cpu" && d.backend != "cuda") {
+    node["backend"].fail("expected \"cpu\" or \"cuda\", got \"" + d.backend + "\"");
+  }
   d.name = node["name"].string();
   auto text = [](const JsonNode& n) { return n.string(); };
   auto number = [](const JsonNode& n) { return read::non_negative_integer(n); };

@@ -1,6 +1,7 @@
 // The events a variant process prints, one JSON object a line (autotune/harness/variant_main.cpp),
 // and the tuner reads (autotune/tuner/evaluate.cpp and the commands that run variants).
 #include "kiln/model/json_reader.hpp"
+#include "kiln/problem_json.hpp"
 #include "kiln/model/protocol.hpp"
 #include "protocol_read.hpp"
 
@@ -12,18 +13,6 @@ namespace read = protocol_read;
 
 // One event is one line; a bench event's samples and a launch list are its largest parts.
 constexpr std::size_t kMaxEventBytes = 4u << 20;
-
-ordered_json problem_json(const Problem& p) {
-  ordered_json j = ordered_json::object();
-  for (const auto& [name, value] : p.dims()) {
-    if (const auto* i = std::get_if<std::int64_t>(&value)) {
-      j[name] = *i;
-    } else {
-      j[name] = std::get<std::string>(value);
-    }
-  }
-  return j;
-}
 
 ordered_json number_or_null(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
 
@@ -88,9 +77,15 @@ ordered_json to_json(const ProgressEvent& e) {
 ordered_json to_json(const CheckEvent& e) {
   ordered_json outputs = ordered_json::array();
   for (const auto& o : e.outputs) outputs.push_back(to_json(o));
-  ordered_json j = {{"event", "check"},   {"index", e.index}, {"problem", problem_json(e.problem)},
-                    {"key", e.problem.key()}, {"seed", e.seed}, {"passed", e.passed},
-                    {"run_s", e.run_s},   {"reference_s", e.reference_s}, {"outputs", outputs}};
+  ordered_json j = {{"event", "check"},
+                    {"index", e.index},
+                    {"problem", problem_to_json(e.problem)},
+                    {"key", e.problem.key()},
+                    {"seed", e.seed},
+                    {"passed", e.passed},
+                    {"run_s", e.run_s},
+                    {"reference_s", e.reference_s},
+                    {"outputs", outputs}};
   put(j, "reason", e.reason);
   return j;
 }
@@ -98,7 +93,7 @@ ordered_json to_json(const CheckEvent& e) {
 ordered_json to_json(const BenchEvent& e) {
   ordered_json j = {{"event", "bench"},
                     {"index", e.index},
-                    {"problem", problem_json(e.problem)},
+                    {"problem", problem_to_json(e.problem)},
                     {"key", e.problem.key()},
                     {"median_s", e.median_s},
                     {"q1_s", e.q1_s},
@@ -117,7 +112,8 @@ ordered_json to_json(const BenchEvent& e) {
 }
 
 ordered_json to_json(const ProfiledEvent& e) {
-  ordered_json j = {{"event", "profiled"}, {"index", e.index}, {"problem", problem_json(e.problem)}, {"key", e.problem.key()}};
+  ordered_json j = {
+      {"event", "profiled"}, {"index", e.index}, {"problem", problem_to_json(e.problem)}, {"key", e.problem.key()}};
   if (e.launches) j["launches"] = to_json(*e.launches);
   return j;
 }

@@ -3,6 +3,7 @@
 #include "kiln/hash.hpp"
 #include "kiln/model/json_reader.hpp"
 #include "kiln/model/protocol.hpp"
+#include "kiln/problem_json.hpp"
 #include "protocol_read.hpp"
 
 namespace kiln::model {
@@ -16,17 +17,7 @@ constexpr std::size_t kMaxPlanBytes = kMaxManifestBytes;
 
 ordered_json problems_json(const std::vector<Problem>& problems) {
   ordered_json out = ordered_json::array();
-  for (const auto& p : problems) {
-    ordered_json j = ordered_json::object();
-    for (const auto& [name, value] : p.dims()) {
-      if (const auto* i = std::get_if<std::int64_t>(&value)) {
-        j[name] = *i;
-      } else {
-        j[name] = std::get<std::string>(value);
-      }
-    }
-    out.push_back(std::move(j));
-  }
+  for (const auto& p : problems) out.push_back(problem_to_json(p));
   return out;
 }
 
