@@ -1,6 +1,5 @@
 #include "attempt_writer.hpp"
 
-#include <cstdio>
 #include <sstream>
 
 #include "kiln/worklog/markdown.hpp"
@@ -44,12 +43,6 @@ std::string change_text(const Manifest& m, std::size_t v, std::optional<std::siz
 }
 
 }  // namespace
-
-std::string us(double seconds) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.2f us", seconds * 1e6);
-  return buf;
-}
 
 std::set<std::string> attempted_variants(const EvaluationContext& ctx) {
   std::set<std::string> attempted;

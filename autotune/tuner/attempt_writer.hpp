@@ -41,7 +41,4 @@ class AttemptWriter {
 // The variants with an attempt in `ctx`'s context from sessions other than ctx.session_id.
 std::set<std::string> attempted_variants(const EvaluationContext& ctx);
 
-// "2.50 us": how attempts and summaries print a time.
-std::string us(double seconds);
-
 }  // namespace kiln::tuner

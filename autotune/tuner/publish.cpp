@@ -4,7 +4,6 @@
 #include <ostream>
 #include <string>
 
-#include "attempt_writer.hpp"
 #include "domain_report.hpp"
 #include "header.hpp"
 #include "kiln/worklog/markdown.hpp"

@@ -16,13 +16,8 @@ namespace kiln::tuner {
 
 namespace {
 
-std::string us(double s) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.2f", s * 1e6);
-  return buf;
-}
-
-
+// Seconds as microseconds with two decimals, for the table's µs columns.
+std::string microseconds(double s) { return fixed(s * 1e6, 2); }
 
 std::string percent(const std::optional<double>& v) {
   if (!v) return "-";
@@ -150,10 +145,10 @@ std::string record_markdown(const Record& r, const std::string& svg_dir) {
       continue;
     }
     for (const auto& p : b.problems) {
-      md << "| " << markdown_cell(b.name) << " | " << markdown_cell(p.problem.key()) << " | " << markdown_cell(*b.winner) << " | " << us(p.time_s) << " | ";
+      md << "| " << markdown_cell(b.name) << " | " << markdown_cell(p.problem.key()) << " | " << markdown_cell(*b.winner) << " | " << microseconds(p.time_s) << " | ";
       if (p.floor_s > 0) {
         double ratio = p.time_s / p.floor_s;
-        md << us(p.floor_s) << " | " << markdown_cell(p.bound) << " | " << fixed(ratio, 2) << " | " << worklog::floor_reading(ratio) << " |\n";
+        md << microseconds(p.floor_s) << " | " << markdown_cell(p.bound) << " | " << fixed(ratio, 2) << " | " << worklog::floor_reading(ratio) << " |\n";
       } else {
         md << "- | - | - | no floor (no rate for the declared work) |\n";
       }
@@ -162,11 +157,11 @@ std::string record_markdown(const Record& r, const std::string& svg_dir) {
   if (!r.buckets.empty()) md << "\nRunners-up (geometric mean over the bucket's problems):\n\n";
   for (const auto& b : r.buckets) {
     if (!b.winner || b.contenders.empty()) continue;
-    md << "- " << markdown_cell(b.name) << ": winner " << us(b.time_s) << " us";
+    md << "- " << markdown_cell(b.name) << ": winner " << us(b.time_s);
     for (const auto& c : b.contenders) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%+.1f%%", (c.time_s / b.time_s - 1) * 100);
-      md << "; " << markdown_cell(c.variant) << " " << us(c.time_s) << " us (" << pct << ")";
+      md << "; " << markdown_cell(c.variant) << " " << us(c.time_s) << " (" << pct << ")";
     }
     md << "\n";
   }

@@ -8,6 +8,7 @@
 #include "device_spec.hpp"
 #include "evaluate.hpp"
 #include "manifest.hpp"
+#include "numbers.hpp"
 #include "open_tuning.hpp"
 #include "record.hpp"
 
@@ -24,12 +25,6 @@ struct Remeasured {
   double noise = 0;  // relative: the worst IQR / median over the problems
   std::string failure;
 };
-
-std::string us(double s) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.2f us", s * 1e6);
-  return buf;
-}
 
 Remeasured remeasure(const VerifyOptions& o, const Manifest& m, const RecordedBucket& b, const std::string& variant,
                      double recorded) {
