@@ -16,7 +16,7 @@ namespace kiln::tuner {
 
 namespace {
 
-// Seconds as microseconds with two decimals, for the table's µs columns.
+// Seconds as microseconds with two decimals, for the table's "(us)" columns.
 std::string microseconds(double s) { return fixed(s * 1e6, 2); }
 
 std::string percent(const std::optional<double>& v) {
