@@ -1,8 +1,11 @@
 // kiln: build-time autotuning for CUDA and CPU kernels. The build calls it (generate, capture, compile,
 // tune, header); people call it too (log, attempt, link, report, verify, replay).
+#include <csignal>
 #include <iostream>
 
 #include "commands.hpp"
+#include "kiln/error.hpp"
+#include "process.hpp"
 #include "usage.hpp"
 
 int main(int argc, char** argv) {
@@ -19,6 +22,13 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::cerr << kiln::cli::usage_message(app, e) << "\n";
     return kiln::cli::kUsageExitCode;
+  } catch (const kiln::tuner::Interrupted&) {
+    std::cerr << "kiln: tuning interrupted; every finished measurement is in the worklog, and the next run resumes "
+                 "from it\n";
+    return 128 + SIGINT;
+  } catch (const kiln::RefusedError& e) {
+    std::cerr << "kiln: error: " << e.what() << "\n";
+    return kiln::cli::kRefusedExitCode;
   } catch (const std::exception& e) {
     std::cerr << "kiln: error: " << e.what() << "\n";
     return 1;

@@ -86,7 +86,7 @@ int preflight(const std::string& device_file, bool json) {
   } else {
     std::cout << p.text();
   }
-  return p.verdict() == tuner::Readiness::refuse ? 3 : 0;
+  return p.verdict() == tuner::Readiness::refuse ? kRefusedExitCode : 0;
 }
 
 }  // namespace
@@ -180,7 +180,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
     }
     t->sanitize = !*no_sanitize;
     t->strategy_options = strategy_options(*strategy_assignments, *budget);
-    exit_code = tuner::tune(*t, std::cout, std::cerr);
+    tuner::tune(*t, std::cout, std::cerr);
   });
 
   auto pf_device = std::make_shared<std::string>();
@@ -210,7 +210,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
     po->build_dir = (*po_paths)["build"];
     if (!(*po_paths)["worklog"].empty()) po->worklog = (*po_paths)["worklog"];
     if (!(*po_paths)["ncu"].empty()) po->ncu = (*po_paths)["ncu"];
-    exit_code = tuner::profile(*po, std::cout, std::cerr);
+    tuner::profile(*po, std::cout);
   });
 
   auto v = std::make_shared<tuner::VerifyOptions>();
@@ -232,7 +232,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
     v->device_spec = (*vpaths)["device"];
     v->probe = (*vpaths)["probe"];
     v->scratch_dir = std::filesystem::temp_directory_path() / "kiln-verify";
-    exit_code = tuner::verify(*v, std::cout, std::cerr);
+    exit_code = tuner::verify(*v, std::cout) ? 0 : 1;
   });
 
   auto rb = std::make_shared<tuner::RebuildOptions>();
@@ -249,7 +249,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
     rb->device_spec = (*rbpaths)["device"];
     rb->record_out = (*rbpaths)["out"];
     if (!(*rbpaths)["header"].empty()) rb->header_out = (*rbpaths)["header"];
-    exit_code = tuner::rebuild_record(*rb, std::cout, std::cerr);
+    tuner::rebuild_record(*rb, std::cout, std::cerr);
   });
 
   auto r = std::make_shared<ReplayArgs>();

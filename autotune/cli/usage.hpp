@@ -9,6 +9,8 @@
 namespace kiln::cli {
 
 inline constexpr int kUsageExitCode = 2;
+// The machine is not fit to measure on (kiln preflight's "refuse", a tuning the preflight refused).
+inline constexpr int kRefusedExitCode = 3;
 
 // The message for a parse error of `app`: unexpected words are named before anything else (CLI11
 // reports a missing required option first, which hides a misspelt one).

@@ -3,9 +3,11 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
-#include <nlohmann/json.hpp>
+#include "kiln/model/protocol.hpp"
 
 namespace kiln::harness {
 
@@ -22,7 +24,8 @@ class Batch {
 class Device {
  public:
   virtual ~Device() = default;
-  virtual nlohmann::json describe() const = 0;
+  // The device as the "start" event reports it.
+  virtual model::DeviceInfo describe() const = 0;
   virtual void* stream() = 0;
   // Waits for all work; throws kiln::RuntimeError if the device reported a fault.
   virtual void synchronize() = 0;
@@ -33,10 +36,12 @@ class Device {
   // Seconds a batch should last for its timing to dwarf the timer's own cost.
   virtual double batch_target_seconds() const = 0;
   virtual std::unique_ptr<Batch> prepare_batch(const std::function<void(int)>& launch, int count) = 0;
-  // The kernel launches `launch(0)` makes, one JSON object each (grid, block, shared memory,
-  // registers, CTAs per SM: launch_shapes.hpp), without running them; null where the backend has
-  // no launches or they could not be read.
-  virtual nlohmann::json launch_shapes(const std::function<void(int)>& /*launch*/) { return nullptr; }
+  // The kernel launches `launch(0)` makes (grid, block, shared memory, registers, CTAs per SM:
+  // launch_shapes.hpp), without running them; nothing where the backend has no launches or they
+  // could not be read.
+  virtual std::optional<std::vector<model::LaunchShape>> launch_shapes(const std::function<void(int)>& /*launch*/) {
+    return std::nullopt;
+  }
   // Brackets the launches a profiler started with `--profile-from-start off` measures, so that it
   // sees the variant's own kernels and not the ones that fill its inputs.
   virtual void profile_range(bool /*begin*/) {}

@@ -29,10 +29,10 @@ class CpuDevice final : public Device {
  public:
   // The threads the kernels get, and where they may run: the tuner pins them (OMP_PROC_BIND,
   // OMP_PLACES) and the record of a run says what they were.
-  nlohmann::json describe() const override {
+  model::DeviceInfo describe() const override {
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
-    nlohmann::json cpus = nlohmann::json::array();
+    std::vector<std::int64_t> cpus;
     if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
       for (int c = 0; c < CPU_SETSIZE; ++c) {
         if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
@@ -40,12 +40,14 @@ class CpuDevice final : public Device {
     }
     static const char* const binds[] = {"false", "true", "primary", "close", "spread"};
     int bind = static_cast<int>(omp_get_proc_bind());
-    return {{"backend", "cpu"},
-            {"name", cpu_model_name()},
-            {"threads", omp_get_max_threads()},
-            {"cpus", cpus},
-            {"proc_bind", bind >= 0 && bind < 5 ? binds[bind] : "unknown"},
-            {"places", omp_get_num_places()}};
+    model::DeviceInfo d;
+    d.backend = "cpu";
+    d.name = cpu_model_name();
+    d.threads = omp_get_max_threads();
+    d.cpus = cpus;
+    d.proc_bind = bind >= 0 && bind < 5 ? binds[bind] : "unknown";
+    d.places = omp_get_num_places();
+    return d;
   }
   void* stream() override { return nullptr; }
   void synchronize() override {}

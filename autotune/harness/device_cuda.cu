@@ -87,17 +87,21 @@ class CudaDevice final : public Device {
   }
   ~CudaDevice() override { cudaStreamDestroy(stream_); }
 
-  nlohmann::json describe() const override {
+  model::DeviceInfo describe() const override {
     int driver = 0;
     int runtime = 0;
     cudaDriverGetVersion(&driver);
     cudaRuntimeGetVersion(&runtime);
-    return {{"backend", "cuda"},
-            {"name", props_.name},
-            {"compute_capability", std::to_string(props_.major) + "." + std::to_string(props_.minor)},
-            {"sm_count", props_.multiProcessorCount},
-            {"cuda_driver_api", driver},
-            {"cuda_runtime", runtime}};
+    // CUDA's versions as the probe writes them: 13000 is "13.0".
+    auto version_text = [](int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); };
+    model::DeviceInfo d;
+    d.backend = "cuda";
+    d.name = props_.name;
+    d.compute_capability = std::to_string(props_.major) + "." + std::to_string(props_.minor);
+    d.cuda_driver_api = version_text(driver);
+    d.cuda_runtime = version_text(runtime);
+    d.sm_count = props_.multiProcessorCount;
+    return d;
   }
   void* stream() override { return stream_; }
   void synchronize() override {
@@ -108,7 +112,7 @@ class CudaDevice final : public Device {
   std::size_t cache_bytes() const override { return static_cast<std::size_t>(props_.l2CacheSize); }
   double batch_target_seconds() const override { return 2e-3; }
 
-  nlohmann::json launch_shapes(const std::function<void(int)>& launch) override {
+  std::optional<std::vector<model::LaunchShape>> launch_shapes(const std::function<void(int)>& launch) override {
     return capture_launch_shapes(stream_, [&] { launch(0); });
   }
   void profile_range(bool begin) override {

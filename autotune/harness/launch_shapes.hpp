@@ -8,15 +8,16 @@
 #include <cuda_runtime.h>
 
 #include <functional>
+#include <optional>
+#include <vector>
 
-#include <nlohmann/json.hpp>
+#include "kiln/model/protocol.hpp"
 
 namespace kiln::harness {
 
-// One object per kernel launch of `enqueue` on `stream`, in launch order:
-//   {"kernel", "grid": [x, y, z], "block": [x, y, z], "ctas", "threads_per_cta",
-//    "dynamic_shared_bytes", "static_shared_bytes", "registers", "local_bytes", "ctas_per_sm"}
-// or null when the launches could not be captured. `enqueue` may run only while capturing.
-nlohmann::json capture_launch_shapes(cudaStream_t stream, const std::function<void()>& enqueue);
+// One shape per kernel launch of `enqueue` on `stream`, in launch order, or nothing when the
+// launches could not be captured. `enqueue` may run only while capturing.
+std::optional<std::vector<model::LaunchShape>> capture_launch_shapes(cudaStream_t stream,
+                                                                     const std::function<void()>& enqueue);
 
 }  // namespace kiln::harness

@@ -1,5 +1,7 @@
 #include <cxxabi.h>
 
+#include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -9,7 +11,7 @@
 namespace kiln::harness {
 namespace {
 
-nlohmann::json dims(const dim3& d) { return nlohmann::json::array({d.x, d.y, d.z}); }
+std::array<std::int64_t, 3> dims(const dim3& d) { return {d.x, d.y, d.z}; }
 
 // The kernel's name as a person writes it ("scale_rows(float*, int)"), from the mangled symbol.
 std::string kernel_name(const void* func) {
@@ -27,26 +29,27 @@ std::string kernel_name(const void* func) {
   return "";
 }
 
-nlohmann::json shape_of(const cudaKernelNodeParams& p) {
+model::LaunchShape shape_of(const cudaKernelNodeParams& p) {
   const unsigned long long ctas = static_cast<unsigned long long>(p.gridDim.x) * p.gridDim.y * p.gridDim.z;
   const unsigned threads = p.blockDim.x * p.blockDim.y * p.blockDim.z;
-  nlohmann::json shape = {{"kernel", kernel_name(p.func)},
-                          {"grid", dims(p.gridDim)},
-                          {"block", dims(p.blockDim)},
-                          {"ctas", ctas},
-                          {"threads_per_cta", threads},
-                          {"dynamic_shared_bytes", p.sharedMemBytes}};
+  model::LaunchShape shape;
+  shape.kernel = kernel_name(p.func);
+  shape.grid = dims(p.gridDim);
+  shape.block = dims(p.blockDim);
+  shape.ctas = static_cast<std::int64_t>(ctas);
+  shape.threads_per_cta = threads;
+  shape.dynamic_shared_bytes = p.sharedMemBytes;
   cudaFuncAttributes attributes{};
   if (cudaFuncGetAttributes(&attributes, p.func) == cudaSuccess) {
-    shape["static_shared_bytes"] = attributes.sharedSizeBytes;
-    shape["registers"] = attributes.numRegs;
+    shape.static_shared_bytes = static_cast<std::int64_t>(attributes.sharedSizeBytes);
+    shape.registers = attributes.numRegs;
     // Local memory per thread: register spills and local arrays.
-    shape["local_bytes"] = attributes.localSizeBytes;
+    shape.local_bytes = static_cast<std::int64_t>(attributes.localSizeBytes);
   }
   int per_sm = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.func, static_cast<int>(threads), p.sharedMemBytes) ==
       cudaSuccess) {
-    shape["ctas_per_sm"] = per_sm;
+    shape.ctas_per_sm = per_sm;
   }
   cudaGetLastError();
   return shape;
@@ -54,11 +57,12 @@ nlohmann::json shape_of(const cudaKernelNodeParams& p) {
 
 }  // namespace
 
-nlohmann::json capture_launch_shapes(cudaStream_t stream, const std::function<void()>& enqueue) {
+std::optional<std::vector<model::LaunchShape>> capture_launch_shapes(cudaStream_t stream,
+                                                                     const std::function<void()>& enqueue) {
   cudaGraph_t graph = nullptr;
   if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
     cudaGetLastError();
-    return nullptr;
+    return std::nullopt;
   }
   try {
     enqueue();
@@ -70,7 +74,7 @@ nlohmann::json capture_launch_shapes(cudaStream_t stream, const std::function<vo
     throw;
   }
   const bool captured = cudaStreamEndCapture(stream, &graph) == cudaSuccess && graph != nullptr;
-  nlohmann::json shapes = nullptr;
+  std::optional<std::vector<model::LaunchShape>> shapes;
   if (captured) {
     // One stream: the nodes are its launches, in the order cudaGraphGetNodes lists them.
     std::size_t count = 0;
@@ -78,16 +82,16 @@ nlohmann::json capture_launch_shapes(cudaStream_t stream, const std::function<vo
     if (cudaGraphGetNodes(graph, nullptr, &count) == cudaSuccess) {
       nodes.resize(count);
       if (count == 0 || cudaGraphGetNodes(graph, nodes.data(), &count) == cudaSuccess) {
-        shapes = nlohmann::json::array();
+        shapes.emplace();
         for (cudaGraphNode_t node : nodes) {
           cudaGraphNodeType type{};
           if (cudaGraphNodeGetType(node, &type) != cudaSuccess || type != cudaGraphNodeTypeKernel) continue;
           cudaKernelNodeParams params{};
           if (cudaGraphKernelNodeGetParams(node, &params) != cudaSuccess) {
-            shapes = nullptr;
+            shapes.reset();
             break;
           }
-          shapes.push_back(shape_of(params));
+          shapes->push_back(shape_of(params));
         }
       }
     }

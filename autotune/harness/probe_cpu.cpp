@@ -11,9 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "host_cpu.hpp"
+#include "kiln/model/protocol.hpp"
 
 namespace {
 
@@ -98,13 +97,12 @@ double fp32_rate() {
 
 int main() {
   std::size_t llc = kiln::harness::last_level_cache_bytes();
-  nlohmann::ordered_json j = {
-      {"backend", "cpu"},
-      {"name", kiln::harness::cpu_model_name()},
-      {"threads", omp_get_max_threads()},
-      {"cache_bytes", llc},
-      {"measured",
-       {{"dram_bytes_per_s", copy_bandwidth(llc)}, {"fp32_flops_per_s", fp32_rate()}}}};
-  std::printf("%s\n", j.dump().c_str());
+  kiln::model::DeviceInfo d;
+  d.backend = "cpu";
+  d.name = kiln::harness::cpu_model_name();
+  d.threads = omp_get_max_threads();
+  d.cache_bytes = static_cast<std::int64_t>(llc);
+  d.measured = {{"dram_bytes_per_s", copy_bandwidth(llc)}, {"fp32_flops_per_s", fp32_rate()}};
+  std::printf("%s\n", kiln::model::to_json(d).dump().c_str());
   return 0;
 }

@@ -10,9 +10,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "kiln/cuda_support.hpp"
+#include "kiln/model/protocol.hpp"
 
 namespace {
 
@@ -116,22 +115,21 @@ int main() {
     double graph_s = median_seconds(9, s, [&] { KILN_CUDA_CHECK(cudaGraphLaunch(exec, s)); });
     KILN_CUDA_CHECK(cudaStreamSynchronize(s));
 
-    nlohmann::ordered_json j = {
-        {"backend", "cuda"},
-        {"name", p.name},
-        {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
-        {"driver", driver_version()},
-        {"cuda_driver_api", version_text(driver_api)},
-        {"cuda_runtime", version_text(runtime)},
-        {"sm_count", p.multiProcessorCount},
-        {"cache_bytes", p.l2CacheSize},
-        {"max_smem_per_block", p.sharedMemPerBlockOptin},
-        {"memory_bytes", p.totalGlobalMem},
-        {"measured",
-         {{"dram_bytes_per_s", 2.0 * static_cast<double>(bytes) / copy_s},
-          {"fp32_flops_per_s", flops / fma_s},
-          {"launch_s", graph_s / kNodes}}}};
-    std::printf("%s\n", j.dump().c_str());
+    kiln::model::DeviceInfo d;
+    d.backend = "cuda";
+    d.name = p.name;
+    d.compute_capability = std::to_string(p.major) + "." + std::to_string(p.minor);
+    d.driver = driver_version();
+    d.cuda_driver_api = version_text(driver_api);
+    d.cuda_runtime = version_text(runtime);
+    d.sm_count = p.multiProcessorCount;
+    d.cache_bytes = p.l2CacheSize;
+    d.max_smem_per_block = static_cast<std::int64_t>(p.sharedMemPerBlockOptin);
+    d.memory_bytes = static_cast<std::int64_t>(p.totalGlobalMem);
+    d.measured = {{"dram_bytes_per_s", 2.0 * static_cast<double>(bytes) / copy_s},
+                  {"fp32_flops_per_s", flops / fma_s},
+                  {"launch_s", graph_s / kNodes}};
+    std::printf("%s\n", kiln::model::to_json(d).dump().c_str());
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
     cudaStreamDestroy(s);

@@ -27,10 +27,9 @@
 
 #include "device.hpp"
 #include "kiln/counter_random.hpp"
-#include "kiln/problem_json.hpp"
+#include "kiln/model/protocol.hpp"
 #include "kiln/quantile.hpp"
 #include "kiln/variant.hpp"
-#include "plan.hpp"
 
 // Linked in a kernel's template executable, which has no variant: the build compiles it only to
 // capture the command lines every variant is then built with (cmake/Kiln.cmake).
@@ -39,14 +38,18 @@ __attribute__((weak)) const kiln::VariantEntry* kiln_variant_entry() { return nu
 namespace kiln::harness {
 namespace {
 
+using model::Plan;
+
 FILE* protocol = stdout;
 
-void emit(const nlohmann::ordered_json& event) {
-  std::string line = event.dump();
+void write_line(const nlohmann::ordered_json& object) {
+  std::string line = object.dump();
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), protocol);
   std::fflush(protocol);
 }
+
+void emit(const model::Event& event) { write_line(model::to_json(event)); }
 
 using Clock = std::chrono::steady_clock;
 
@@ -59,7 +62,7 @@ class ProgressReporter {
   void step(const char* stage, std::size_t index, const char* step, bool throttled = false) {
     if (throttled && seconds_since(last_) < 0.25) return;
     last_ = Clock::now();
-    emit({{"event", "progress"}, {"stage", stage}, {"index", index}, {"step", step}});
+    emit(model::ProgressEvent{stage, index, step});
   }
 
  private:
@@ -107,10 +110,15 @@ bool check_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
     double reference_s = seconds_since(reference_start);
     if (results.empty()) throw Error("the workload's check() compared no output");
 
-    nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+    model::CheckEvent event;
+    event.index = index;
+    event.problem = problem;
+    event.seed = seed;
+    event.run_s = run_s;
+    event.reference_s = reference_s;
     std::string reason;
     for (const auto& r : results) {
-      double tol = tolerance_for(plan, r.dtype);
+      double tol = model::tolerance_for(plan, r.dtype);
       bool passed = r.unwritten == 0 && r.non_finite == 0 && r.compared > 0 && std::isfinite(r.rel_l2) &&
                     r.rel_l2 <= tol;
       if (!passed && reason.empty()) {
@@ -133,22 +141,21 @@ bool check_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
         }
       }
       all_passed = all_passed && passed;
-      outputs.push_back({{"output", r.output},
-                         {"dtype", r.dtype},
-                         {"elements", r.elements},
-                         {"compared", r.compared},
-                         {"unwritten", r.unwritten},
-                         {"non_finite", r.non_finite},
-                         {"rel_l2", std::isfinite(r.rel_l2) ? nlohmann::ordered_json(r.rel_l2) : nullptr},
-                         {"max_abs_err", std::isfinite(r.max_abs_err) ? nlohmann::ordered_json(r.max_abs_err) : nullptr},
-                         {"tolerance", tol},
-                         {"passed", passed}});
+      model::OutputCheck o;
+      o.output = r.output;
+      o.dtype = r.dtype;
+      o.elements = r.elements;
+      o.compared = r.compared;
+      o.unwritten = r.unwritten;
+      o.non_finite = r.non_finite;
+      if (std::isfinite(r.rel_l2)) o.rel_l2 = r.rel_l2;
+      if (std::isfinite(r.max_abs_err)) o.max_abs_err = r.max_abs_err;
+      o.tolerance = tol;
+      o.passed = passed;
+      event.outputs.push_back(o);
     }
-    nlohmann::ordered_json event = {{"event", "check"},     {"index", index},  {"problem", problem_to_json(problem)},
-                                    {"key", problem.key()}, {"seed", seed},    {"passed", reason.empty()},
-                                    {"run_s", run_s},       {"reference_s", reference_s},
-                                    {"outputs", outputs}};
-    if (!reason.empty()) event["reason"] = reason;
+    event.passed = reason.empty();
+    if (!reason.empty()) event.reason = reason;
     emit(event);
     if (!reason.empty()) return false;
   }
@@ -188,7 +195,7 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   device.synchronize();
   progress.step("bench", index, "warm-up", true);
   // How the variant launches (grid, block, shared memory), read from a capture that runs nothing.
-  const nlohmann::json launches = device.launch_shapes(launch);
+  const std::optional<std::vector<model::LaunchShape>> launches = device.launch_shapes(launch);
   double single = 1e300;
   {
     auto one = device.prepare_batch(launch, 1);
@@ -266,23 +273,22 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   double var = 0;
   for (double x : s) var += (x - mean) * (x - mean);
   double stddev = s.size() > 1 ? std::sqrt(var / static_cast<double>(s.size() - 1)) : 0.0;
-  nlohmann::ordered_json event = {{"event", "bench"},
-        {"index", index},
-        {"problem", problem_to_json(problem)},
-        {"key", problem.key()},
-        {"median_s", quantile(s, 0.5)},
-        {"q1_s", quantile(s, 0.25)},
-        {"q3_s", quantile(s, 0.75)},
-        {"samples_s", s},
-        {"mean_s", mean},
-        {"min_s", *std::min_element(s.begin(), s.end())},
-        {"stddev_s", stddev},
-        {"repetitions", s.size()},
-        {"iterations", iterations},
-        {"batch", count},
-        {"rotation", rotation},
-        {"method", batch->method()}};
-  if (!launches.is_null()) event["launches"] = launches;
+  model::BenchEvent event;
+  event.index = index;
+  event.problem = problem;
+  event.median_s = quantile(s, 0.5);
+  event.q1_s = quantile(s, 0.25);
+  event.q3_s = quantile(s, 0.75);
+  event.samples_s = s;
+  event.mean_s = mean;
+  event.min_s = *std::min_element(s.begin(), s.end());
+  event.stddev_s = stddev;
+  event.repetitions = s.size();
+  event.iterations = static_cast<std::uint64_t>(iterations);
+  event.batch = static_cast<std::uint64_t>(count);
+  event.rotation = rotation;
+  event.method = batch->method();
+  event.launches = launches;
   emit(event);
 }
 
@@ -299,15 +305,12 @@ void profile_problem(const VariantEntry& entry, Device& device, const Plan& plan
   device.check_launch();
   device.synchronize();
   progress.step("profile", index, "warm-up");
-  const nlohmann::json launches = device.launch_shapes(launch);
+  const std::optional<std::vector<model::LaunchShape>> launches = device.launch_shapes(launch);
   device.profile_range(true);
   launch(0);
   device.check_launch();
   device.profile_range(false);
-  nlohmann::ordered_json event = {
-      {"event", "profiled"}, {"index", index}, {"problem", problem_to_json(problem)}, {"key", problem.key()}};
-  if (!launches.is_null()) event["launches"] = launches;
-  emit(event);
+  emit(model::ProfiledEvent{index, problem, launches});
 }
 
 const char* backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
@@ -322,16 +325,14 @@ int run(int argc, char** argv) {
   if (argc < 2) return usage(argv[0]);
   std::string command = argv[1];
   if (entry == nullptr) {
-    emit({{"event", "error"},
-          {"kind", "compile"},
-          {"message", "this variant's source did not compile; its build record has the compiler's output"}});
+    emit(model::ErrorEvent{model::HarnessFailure::compile, std::nullopt, std::nullopt,
+                           "this variant's source did not compile; its build record has the compiler's output"});
     return 4;
   }
   if (command == "info") {
-    emit({{"kernel", entry->kernel},
-          {"variant", entry->name},
-          {"backend", backend_name(entry->backend)},
-          {"params", nlohmann::ordered_json::parse(entry->params_json)}});
+    const model::VariantInfo info{entry->kernel, entry->name, backend_name(entry->backend),
+                                  nlohmann::ordered_json::parse(entry->params_json)};
+    write_line(model::to_json(info));
     return 0;
   }
   if ((command != "run" && command != "profile") || argc != 4 || std::strcmp(argv[2], "--plan") != 0) {
@@ -340,7 +341,7 @@ int run(int argc, char** argv) {
 
   Plan plan;
   try {
-    plan = load_plan(argv[3]);
+    plan = model::read_plan(argv[3]);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;
@@ -349,11 +350,11 @@ int run(int argc, char** argv) {
   std::size_t index = 0;
   try {
     auto device = make_device();
-    emit({{"event", "start"}, {"kernel", entry->kernel}, {"variant", entry->name}, {"device", device->describe()}});
+    emit(model::StartEvent{entry->kernel, entry->name, device->describe()});
     if (command == "profile") {
       stage = "profile";
       for (index = 0; index < plan.bench.size(); ++index) profile_problem(*entry, *device, plan, plan.bench[index], index);
-      emit({{"event", "done"}});
+      emit(model::DoneEvent{});
       return 0;
     }
     stage = "check";
@@ -363,12 +364,12 @@ int run(int argc, char** argv) {
     stage = "bench";
     for (index = 0; index < plan.bench.size(); ++index) bench_problem(*entry, *device, plan, plan.bench[index], index);
   } catch (const std::exception& e) {
-    nlohmann::ordered_json event = {{"event", "error"}, {"kind", "runtime"}, {"stage", stage}, {"message", e.what()}};
-    if (stage != "device setup") event["index"] = index;
+    model::ErrorEvent event{model::HarnessFailure::runtime, stage, std::nullopt, e.what()};
+    if (stage != "device setup") event.index = index;
     emit(event);
     return 3;
   }
-  emit({{"event", "done"}});
+  emit(model::DoneEvent{});
   return 0;
 }
 

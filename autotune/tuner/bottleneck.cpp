@@ -15,11 +15,6 @@ std::optional<double> metric(const NcuLaunch& l, const std::string& name) {
   return it->second.value;
 }
 
-std::optional<double> number(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key) || !j.at(key).is_number()) return std::nullopt;
-  return j.at(key).get<double>();
-}
-
 std::string count(double v) { return fixed(v, 0); }
 
 }  // namespace
@@ -56,17 +51,18 @@ KernelMetrics metrics_from_ncu(const NcuLaunch& l) {
   return m;
 }
 
-KernelMetrics metrics_from_shape(const nlohmann::json& shape, std::optional<int> sm_count) {
+KernelMetrics metrics_from_shape(const model::LaunchShape& shape, std::optional<int> sm_count) {
+  auto number = [](const std::optional<std::int64_t>& v) {
+    return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+  };
   KernelMetrics m;
-  if (shape.contains("kernel") && shape.at("kernel").is_string()) m.kernel = shape.at("kernel").get<std::string>();
-  m.ctas = number(shape, "ctas");
-  m.threads_per_cta = number(shape, "threads_per_cta");
-  auto dynamic = number(shape, "dynamic_shared_bytes");
-  auto fixed_smem = number(shape, "static_shared_bytes");
-  if (dynamic || fixed_smem) m.shared_bytes = dynamic.value_or(0) + fixed_smem.value_or(0);
-  m.registers = number(shape, "registers");
-  m.local_bytes = number(shape, "local_bytes");
-  m.ctas_per_sm = number(shape, "ctas_per_sm");
+  m.kernel = shape.kernel;
+  m.ctas = static_cast<double>(shape.ctas);
+  m.threads_per_cta = static_cast<double>(shape.threads_per_cta);
+  m.shared_bytes = static_cast<double>(shape.dynamic_shared_bytes + shape.static_shared_bytes.value_or(0));
+  m.registers = number(shape.registers);
+  m.local_bytes = number(shape.local_bytes);
+  m.ctas_per_sm = number(shape.ctas_per_sm);
   if (sm_count) m.sm_count = *sm_count;
   return m;
 }

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/model/protocol.hpp"
 #include "ncu.hpp"
 
 namespace kiln::tuner {
@@ -50,8 +51,8 @@ struct KernelMetrics {
 };
 
 KernelMetrics metrics_from_ncu(const NcuLaunch& launch);
-// A launch shape as the harness reports it (autotune/harness/launch_shapes.hpp).
-KernelMetrics metrics_from_shape(const nlohmann::json& shape, std::optional<int> sm_count);
+// A launch shape as the harness reports it (kiln/model/protocol.hpp).
+KernelMetrics metrics_from_shape(const model::LaunchShape& shape, std::optional<int> sm_count);
 
 enum class BottleneckKind { parallelism, memory, compute, instructions, unknown };
 const char* to_string(BottleneckKind kind);

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "kiln/model/device.hpp"
+#include "kiln/model/protocol.hpp"
+#include "kiln/worklog/worklog.hpp"
 
 namespace kiln::tuner {
 
@@ -30,24 +30,23 @@ inline constexpr Resource kResources[] = {
 using model::Device;
 using model::load_device;
 
-struct Probe {
-  nlohmann::ordered_json raw;
-  std::string backend;
-  std::string name;
-  std::string compute_capability;  // empty on the CPU
-  std::string driver;              // NVIDIA driver version, empty on the CPU
-  std::string cuda_runtime;
-  std::map<std::string, double> measured;  // rates measured at start
-};
+// What a probe says about the machine at hand (the protocol's device info).
+using model::DeviceInfo;
 
-// Runs the probe executable (kiln_probe_cuda or kiln_probe_cpu) and parses what it prints.
-Probe run_probe(const std::filesystem::path& probe_executable);
+// Runs the probe executable (kiln_probe_cuda or kiln_probe_cpu) and reads what it prints.
+DeviceInfo run_probe(const std::filesystem::path& probe_executable);
 
 // Why this machine must not be tuned with this device file, or nothing when it matches.
-std::optional<std::string> mismatch(const Device& spec, const Probe& probe);
+std::optional<std::string> mismatch(const Device& spec, const DeviceInfo& probed);
 
-// Rates the floors use: measured ones where the probe has them, the device file's otherwise.
-std::map<std::string, double> effective_rates(const Device& spec, const Probe& probe);
+// The device of the first session of `context_key` tuning `kernel` in the worklog, or nothing when
+// there is none: a context's floors use the rates measured when it was first tuned, so that a
+// re-run that reuses every measurement reproduces the same record.
+std::optional<DeviceInfo> context_device(const worklog::Worklog& log, const std::string& kernel,
+                                         const std::string& context_key);
+
+// Rates the floors use: the ones the probe measured (above zero), the device file's otherwise.
+std::map<std::string, double> effective_rates(const Device& spec, const DeviceInfo& probed);
 
 // A file-system-safe name for a device, e.g. "NVIDIA H200" -> "nvidia-h200".
 std::string device_slug(const std::string& name);

@@ -10,7 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "kiln/error.hpp"
 #include "kiln/hash.hpp"
+#include "kiln/model/json_reader.hpp"
 #include "process.hpp"
 #include "record.hpp"
 #include "retry.hpp"
@@ -79,29 +81,33 @@ std::optional<double> geomean(const std::vector<double>& values) {
   return std::exp(log_sum / static_cast<double>(values.size()));
 }
 
-ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
-                     const std::filesystem::path& scratch_dir, double timeout_s,
-                     const std::function<void(const nlohmann::ordered_json&)>& on_event) {
+ChildResult run_plan(const std::filesystem::path& executable, const model::Plan& plan,
+                     const std::filesystem::path& scratch_dir, double timeout_s, const EventHandler& on_event) {
   auto limit = [timeout_s] { return std::chrono::duration<double>(timeout_s); };
   return run_plan(executable, plan, scratch_dir, SilenceLimit(limit), on_event, {});
 }
 
-ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
-                     const std::filesystem::path& scratch_dir, const SilenceLimit& limit,
-                     const std::function<void(const nlohmann::ordered_json&)>& on_event, const Environment& environment,
-                     const std::vector<std::string>& launcher, const std::string& command) {
+ChildResult run_plan(const std::filesystem::path& executable, const model::Plan& plan,
+                     const std::filesystem::path& scratch_dir, const SilenceLimit& limit, const EventHandler& on_event,
+                     const Environment& environment, const std::vector<std::string>& launcher,
+                     const std::string& command) {
   std::filesystem::create_directories(scratch_dir);
   std::filesystem::path plan_file =
       scratch_dir / (executable.filename().string() + ".plan." + std::to_string(getpid()) + ".json");
-  write_if_changed(plan_file, plan.dump(2));
+  write_if_changed(plan_file, model::to_json(plan).dump(2));
+  std::size_t line_number = 0;
   auto on_line = [&](const std::string& line) {
-    nlohmann::ordered_json event;
+    ++line_number;
+    // The harness's events are objects, one a line; a launcher (ncu) prints its own lines too.
+    if (line.empty() || line.front() != '{') return;
+    model::Event event;
     try {
-      event = nlohmann::ordered_json::parse(line);
-    } catch (const nlohmann::json::exception&) {
-      return;  // not an event
+      event = model::parse_event(line, executable.filename().string() + " output line " + std::to_string(line_number));
+    } catch (const model::InputError& e) {
+      event = model::ErrorEvent{model::HarnessFailure::runtime, std::nullopt, std::nullopt,
+                                std::string("the tuner cannot read the variant's event: ") + e.what()};
     }
-    if (event.is_object() && event.contains("event")) on_event(event);
+    on_event(event);
   };
   ChildResult r;
   try {
@@ -155,25 +161,30 @@ worklog::MeasurementKey measurement_key(const EvaluationContext& ctx, std::size_
 }
 
 double median_of(const worklog::Measurement& m) {
-  if (m.median_s) return *m.median_s;
-  return nlohmann::json::parse(m.result).at("median_s").get<double>();
+  if (!m.median_s) {
+    throw Error("the worklog's timing of " + m.key.variant + " on " + m.key.problem_key + " (context " +
+                m.key.context_key + ") has no median_s");
+  }
+  return *m.median_s;
 }
 
-Problem problem_from_event(const nlohmann::ordered_json& event) { return problem_from_json(event.at("problem")); }
+model::Plan plan_for(std::uint64_t run_seed, const Manifest& m, const std::string& variant,
+                     const std::vector<Problem>& check, const std::vector<Problem>& bench) {
+  model::Plan plan;
+  plan.seed = model::plan_seed(run_seed, variant);
+  plan.check = check;
+  plan.bench = bench;
+  plan.tolerance = m.tolerance;
+  return plan;
+}
 
-nlohmann::ordered_json plan_for(const EvaluationContext& ctx, const std::string& name, const std::vector<Problem>& check,
-                                const std::vector<Problem>& bench) {
-  nlohmann::ordered_json plan = {{"seed", ctx.seed ^ std::hash<std::string>{}(name)},
-                                 {"checks_per_problem", ctx.checks_per_problem},
-                                 {"repetitions", ctx.repetitions},
-                                 {"min_repetitions", std::min(ctx.repetitions, ctx.min_repetitions)},
-                                 {"settled_spread", ctx.settled_spread},
-                                 {"check", nlohmann::ordered_json::array()},
-                                 {"bench", nlohmann::ordered_json::array()},
-                                 {"tolerance", nlohmann::ordered_json::object()}};
-  for (const auto& p : check) plan["check"].push_back(problem_to_json(p));
-  for (const auto& p : bench) plan["bench"].push_back(problem_to_json(p));
-  for (const auto& [dtype, tol] : ctx.manifest->tolerance) plan["tolerance"][dtype] = tol;
+model::Plan plan_for(const EvaluationContext& ctx, const std::string& variant, const std::vector<Problem>& check,
+                     const std::vector<Problem>& bench) {
+  model::Plan plan = plan_for(ctx.seed, *ctx.manifest, variant, check, bench);
+  plan.checks_per_problem = ctx.checks_per_problem;
+  plan.repetitions = ctx.repetitions;
+  plan.min_repetitions = std::min(ctx.repetitions, ctx.min_repetitions);
+  plan.settled_spread = ctx.settled_spread;
   return plan;
 }
 
@@ -229,75 +240,83 @@ RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::s
   Quietness before = ctx.quiet_wait_s > 0 ? ctx.watch.wait_for_quiet(ctx.quiet_wait_s) : Quietness{};
   Position at;
   std::map<std::string, double> run_s;
-  nlohmann::ordered_json threads;
+  std::optional<model::DeviceInfo> device;  // as the variant's process reported it
   CpuReading window = ContentionWatch::read();
   std::size_t window_index = SIZE_MAX;
-  auto on_event = [&](const nlohmann::ordered_json& event) {
-    std::string kind = event.value("event", std::string{});
-    std::string stage = kind == "progress" ? event.value("stage", std::string{}) : kind;
-    auto i = event.value("index", std::size_t{0});
+  auto locate = [&](const std::string& stage, std::size_t i) {
     const auto& list = stage == "check" ? check : bench;
     if ((stage == "check" || stage == "bench") && i < list.size()) at = {stage, &list[i]};
     if (stage == "bench" && i != window_index) {
       window = ContentionWatch::read(running_child());
       window_index = i;
     }
-    if (kind == "start") threads = event.value("device", nlohmann::ordered_json::object());
-    if (kind == "check" || kind == "bench") {
-      Problem p = problem_from_event(event);
-      bool passed = kind == "bench" || event.value("passed", false);
-      worklog::Measurement meas;
-      meas.key = key_for(ctx, index, hash, p, kind == "check" ? Phase::check : Phase::bench);
-      meas.status = passed ? MeasurementStatus::ok : MeasurementStatus::failed;
-      meas.result = event.dump();
-      meas.session_id = ctx.session_id;
-      if (kind == "check") {
-        run_s[p.key()] = std::max(run_s[p.key()], event.value("run_s", 0.0));
-        if (ctx.reference_s != nullptr) {
-          double& seen = (*ctx.reference_s)[p.key()];
-          seen = std::max(seen, event.value("reference_s", 0.0));
-        }
-      } else {
-        Quietness q = ctx.watch.between(window, ContentionWatch::read(running_child()));
-        window = ContentionWatch::read(running_child());
-        nlohmann::ordered_json stored = event;
-        stored["quietness"] = q.to_json();
-        stored["threads"] = threads;
-        meas.median_s = event.at("median_s").get<double>();
-        if (event.contains("q1_s") && event.contains("q3_s")) {
-          meas.spread_s = event.at("q3_s").get<double>() - event.at("q1_s").get<double>();
-        }
-        meas.others_cores = q.others_cores;
-        auto previous = ctx.log->measurement(meas.key);
-        bool quieter = !previous || !previous->others_cores || q.others_cores < *previous->others_cores;
-        if (previous && quieter) stored["superseded"] = nlohmann::json::parse(previous->result);
-        meas.result = stored.dump();
-        if (quieter) {
-          ctx.log->put_measurement(meas);
-          out.median_s[p.key()] = *meas.median_s;
-          if (meas.spread_s) out.spread_s[p.key()] = *meas.spread_s;
-          out.others_cores[p.key()] = q.others_cores;
-        }
-        if (!q.quiet) report.busy.push_back(p);
-        // The launch shape (grid, block, shared memory) beside the timing, with the SM count, so
-        // that a report can flag too few CTAs or an idle last wave without a profiler.
-        if (event.contains("launches") && event.at("launches").is_array()) {
-          std::optional<int> sms;
-          if (threads.contains("sm_count") && threads.at("sm_count").is_number_integer()) sms = threads.at("sm_count").get<int>();
-          ctx.log->put_launch_shapes({ctx.context_key, ctx.manifest->kernel, name, hash, p.key()}, sms,
-                                     event.at("launches").dump(), ctx.session_id);
-        }
-        return;
-      }
+  };
+  auto on_check = [&](const model::CheckEvent& e) {
+    const std::string key = e.problem.key();
+    worklog::Measurement meas;
+    meas.key = key_for(ctx, index, hash, e.problem, Phase::check);
+    meas.status = e.passed ? MeasurementStatus::ok : MeasurementStatus::failed;
+    meas.result = model::to_json(e).dump();
+    meas.session_id = ctx.session_id;
+    run_s[key] = std::max(run_s[key], e.run_s);
+    if (ctx.reference_s != nullptr) {
+      double& seen = (*ctx.reference_s)[key];
+      seen = std::max(seen, e.reference_s);
+    }
+    ctx.log->put_measurement(meas);
+    if (!e.passed && !report.reported) {
+      report.reported = FailureKind::correctness;
+      report.reported_detail = key + ": " + e.reason.value_or("check failed");
+    }
+  };
+  auto on_bench = [&](const model::BenchEvent& e) {
+    const std::string key = e.problem.key();
+    Quietness q = ctx.watch.between(window, ContentionWatch::read(running_child()));
+    window = ContentionWatch::read(running_child());
+    nlohmann::ordered_json stored = model::to_json(e);
+    stored["quietness"] = q.to_json();
+    stored["threads"] = device ? model::to_json(*device) : nlohmann::ordered_json::object();
+    worklog::Measurement meas;
+    meas.key = key_for(ctx, index, hash, e.problem, Phase::bench);
+    meas.status = MeasurementStatus::ok;
+    meas.session_id = ctx.session_id;
+    meas.median_s = e.median_s;
+    meas.spread_s = e.spread_s();
+    meas.others_cores = q.others_cores;
+    auto previous = ctx.log->measurement(meas.key);
+    bool quieter = !previous || !previous->others_cores || q.others_cores < *previous->others_cores;
+    if (previous && quieter) stored["superseded"] = nlohmann::json::parse(previous->result);
+    meas.result = stored.dump();
+    if (quieter) {
       ctx.log->put_measurement(meas);
-      if (!passed && !report.reported) {
-        report.reported = FailureKind::correctness;
-        report.reported_detail = p.key() + ": " + event.value("reason", std::string("check failed"));
-      }
-    } else if (kind == "error" && !report.reported) {
-      std::string what = event.value("kind", std::string("runtime"));
-      report.reported = what == "compile" ? FailureKind::compile : FailureKind::runtime;
-      report.reported_detail = event.value("message", std::string{});
+      out.median_s[key] = e.median_s;
+      out.spread_s[key] = e.spread_s();
+      out.others_cores[key] = q.others_cores;
+    }
+    if (!q.quiet) report.busy.push_back(e.problem);
+    // The launch shape (grid, block, shared memory) beside the timing, with the SM count, so
+    // that a report can flag too few CTAs or an idle last wave without a profiler.
+    if (e.launches) {
+      std::optional<int> sms;
+      if (device && device->sm_count) sms = static_cast<int>(*device->sm_count);
+      ctx.log->put_launch_shapes({ctx.context_key, ctx.manifest->kernel, name, hash, key}, sms,
+                                 model::to_json(*e.launches).dump(), ctx.session_id);
+    }
+  };
+  auto on_event = [&](const model::Event& event) {
+    if (const auto* e = std::get_if<model::ProgressEvent>(&event)) {
+      locate(e->stage, e->index);
+    } else if (const auto* e = std::get_if<model::StartEvent>(&event)) {
+      device = e->device;
+    } else if (const auto* e = std::get_if<model::CheckEvent>(&event)) {
+      locate("check", e->index);
+      on_check(*e);
+    } else if (const auto* e = std::get_if<model::BenchEvent>(&event)) {
+      locate("bench", e->index);
+      on_bench(*e);
+    } else if (const auto* e = std::get_if<model::ErrorEvent>(&event); e != nullptr && !report.reported) {
+      report.reported = e->kind == model::HarnessFailure::compile ? FailureKind::compile : FailureKind::runtime;
+      report.reported_detail = e->message;
     }
   };
   auto limit = [&] { return std::chrono::duration<double>(silence_limit(ctx, at, run_s, before.others_cores)); };

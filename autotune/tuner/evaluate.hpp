@@ -9,6 +9,7 @@
 #include <string>
 
 #include "contention.hpp"
+#include "kiln/model/protocol.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "manifest.hpp"
 #include "process.hpp"
@@ -81,29 +82,34 @@ std::string variant_hash(const EvaluationContext& ctx, std::size_t index);
 // A whole file as bytes (sources for the cache keys, build records); throws when it cannot be read.
 std::string read_text(const std::filesystem::path& file);
 
-// Runs one variant executable on a plan (see autotune/harness/plan.hpp), handing each event the
-// harness prints to on_event as it arrives; `launcher` goes before it (compute-sanitizer, ncu), and
-// `command` is the harness's ("run": validate and time; "profile": one run in the profiler's range).
-// The plan file lives in scratch_dir while it runs.
-ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
-                     const std::filesystem::path& scratch_dir, double timeout_s,
-                     const std::function<void(const nlohmann::ordered_json&)>& on_event);
-ChildResult run_plan(const std::filesystem::path& executable, const nlohmann::ordered_json& plan,
-                     const std::filesystem::path& scratch_dir, const SilenceLimit& limit,
-                     const std::function<void(const nlohmann::ordered_json&)>& on_event, const Environment& environment,
-                     const std::vector<std::string>& launcher = {}, const std::string& command = "run");
+using EventHandler = std::function<void(const model::Event&)>;
 
-// The plan a variant runs: validate `check`, then time `bench`, with the context's seed and settings.
-nlohmann::ordered_json plan_for(const EvaluationContext& ctx, const std::string& name, const std::vector<Problem>& check,
-                                const std::vector<Problem>& bench);
+// Runs one variant executable on a plan (kiln/model/protocol.hpp), handing each event the harness
+// prints to on_event as it arrives; `launcher` goes before it (compute-sanitizer, ncu), and
+// `command` is the harness's ("run": validate and time; "profile": one run in the profiler's range).
+// The plan file lives in scratch_dir while it runs. A line that starts like an event but cannot be
+// read as one arrives as a runtime ErrorEvent saying why; other lines (a launcher's) are skipped.
+ChildResult run_plan(const std::filesystem::path& executable, const model::Plan& plan,
+                     const std::filesystem::path& scratch_dir, double timeout_s, const EventHandler& on_event);
+ChildResult run_plan(const std::filesystem::path& executable, const model::Plan& plan,
+                     const std::filesystem::path& scratch_dir, const SilenceLimit& limit, const EventHandler& on_event,
+                     const Environment& environment, const std::vector<std::string>& launcher = {},
+                     const std::string& command = "run");
+
+// The plan a variant runs: validate `check`, then time `bench`, with the space's tolerances and
+// the seed of `run_seed` for this variant (model::plan_seed); repetitions as the Plan's defaults.
+model::Plan plan_for(std::uint64_t run_seed, const Manifest& m, const std::string& variant,
+                     const std::vector<Problem>& check, const std::vector<Problem>& bench);
+// The same with the context's seed, repetitions, settled spread and checks per problem.
+model::Plan plan_for(const EvaluationContext& ctx, const std::string& variant, const std::vector<Problem>& check,
+                     const std::vector<Problem>& bench);
 
 worklog::MeasurementKey measurement_key(const EvaluationContext& ctx, std::size_t index, const std::string& hash,
                                         const Problem& p, worklog::Phase phase);
 
-// A timing's median: the column, or for an entry written before it existed, the harness's JSON.
+// A timing's median, from its column. Every ok timing has one (the version 2 migration filled it
+// in for older ones); a row without it is an error naming the row.
 double median_of(const worklog::Measurement& m);
-
-Problem problem_from_event(const nlohmann::ordered_json& event);
 
 VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index);
 

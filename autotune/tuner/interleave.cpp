@@ -31,11 +31,6 @@ std::size_t remeasure_interleaved(const EvaluationContext& ctx, const std::vecto
   }
   if (done) return 0;
 
-  nlohmann::ordered_json plan = {{"seed", ctx.seed},
-                                 {"repetitions", ctx.repetitions},
-                                 {"check", nlohmann::ordered_json::array()},
-                                 {"bench", nlohmann::ordered_json::array()}};
-  for (const auto& p : problems) plan["bench"].push_back(problem_to_json(p));
   // variant -> problem key -> the repetitions of every turn; and the busiest turn's contention.
   std::map<std::size_t, std::map<std::string, std::vector<double>>> samples;
   std::map<std::size_t, double> others;
@@ -44,11 +39,15 @@ std::size_t remeasure_interleaved(const EvaluationContext& ctx, const std::vecto
     for (std::size_t v : variants) {
       Quietness before = ctx.quiet_wait_s > 0 ? ctx.watch.wait_for_quiet(ctx.quiet_wait_s) : Quietness{};
       CpuReading start = ContentionWatch::read();
+      // Every repetition of every turn: no early stop once a few agree.
+      model::Plan plan = plan_for(ctx, m.variants[v].name, {}, problems);
+      plan.min_repetitions = plan.repetitions;
       ChildResult r = run_plan(ctx.variants_dir / m.variants[v].name, plan, ctx.scratch_dir, ctx.timeout_s * (1 + before.others_cores),
-                               [&](const nlohmann::ordered_json& e) {
-                                 if (e.value("event", std::string{}) != "bench") return;
-                                 auto& into = samples[v][problem_from_event(e).key()];
-                                 for (double s : e.value("samples_s", std::vector<double>{})) into.push_back(s);
+                               [&](const model::Event& event) {
+                                 const auto* e = std::get_if<model::BenchEvent>(&event);
+                                 if (e == nullptr) return;
+                                 auto& into = samples[v][e->problem.key()];
+                                 into.insert(into.end(), e->samples_s.begin(), e->samples_s.end());
                                });
       ++ran;
       if (!r.exited_cleanly()) return ran;  // the earlier timings stand; nothing is replaced

@@ -12,4 +12,7 @@ inline std::string fixed(double v, int decimals) {
   return buf;
 }
 
+// Seconds as microseconds with two decimals and the unit: us(2.5e-6) is "2.50 us".
+inline std::string us(double seconds) { return fixed(seconds * 1e6, 2) + " us"; }
+
 }  // namespace kiln::tuner

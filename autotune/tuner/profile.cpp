@@ -46,18 +46,16 @@ Outcome profile_one(const EvaluationContext& ctx, std::size_t v, const Problem& 
   const fs::path log_file = ctx.scratch_dir / (name + "." + fnv1a64_hex(problem.key()) + ".ncu.csv");
   fs::create_directories(ctx.scratch_dir);
   fs::remove(log_file);
-  nlohmann::ordered_json shapes;
+  std::optional<std::vector<model::LaunchShape>> shapes;
   std::optional<int> sm_count;
   std::string reported;
-  auto on_event = [&](const nlohmann::ordered_json& e) {
-    const std::string kind = e.value("event", std::string{});
-    if (kind == "start") {
-      const auto device = e.value("device", nlohmann::ordered_json::object());
-      if (device.contains("sm_count") && device.at("sm_count").is_number_integer()) sm_count = device.at("sm_count").get<int>();
-    } else if (kind == "profiled" && e.contains("launches")) {
-      shapes = e.at("launches");
-    } else if (kind == "error") {
-      reported = e.value("message", std::string("error"));
+  auto on_event = [&](const model::Event& event) {
+    if (const auto* e = std::get_if<model::StartEvent>(&event)) {
+      if (e->device.sm_count) sm_count = static_cast<int>(*e->device.sm_count);
+    } else if (const auto* e = std::get_if<model::ProfiledEvent>(&event)) {
+      if (e->launches) shapes = e->launches;
+    } else if (const auto* e = std::get_if<model::ErrorEvent>(&event)) {
+      reported = e->message;
     }
   };
   auto limit = [timeout_s] { return std::chrono::duration<double>(timeout_s); };
@@ -74,8 +72,8 @@ Outcome profile_one(const EvaluationContext& ctx, std::size_t v, const Problem& 
   if (launches.empty()) return {false, "ncu profiled no kernel of the run (" + log_file.string() + ")"};
   worklog::ProfileKey key{ctx.context_key, m.kernel, name, hash, problem.key()};
   ctx.log->put_profile_metrics(key, launches_to_json(launches).dump(), tool);
-  if (shapes.is_array() && (!ctx.log->profile(key) || ctx.log->profile(key)->launches.empty())) {
-    ctx.log->put_launch_shapes(key, sm_count, shapes.dump(), std::nullopt);
+  if (shapes && (!ctx.log->profile(key) || ctx.log->profile(key)->launches.empty())) {
+    ctx.log->put_launch_shapes(key, sm_count, model::to_json(*shapes).dump(), std::nullopt);
   }
   const std::vector<KernelMetrics> kernels = [&] {
     std::vector<KernelMetrics> k;
@@ -142,7 +140,7 @@ std::vector<TunedKernel> tuned_cuda_kernels(const fs::path& build_dir, const std
   return found;
 }
 
-int profile(const ProfileOptions& o, std::ostream& out, std::ostream& err) {
+void profile(const ProfileOptions& o, std::ostream& out) {
   const std::vector<TunedKernel> kernels = tuned_cuda_kernels(o.build_dir, o.kernels);
   const fs::path worklog_path = o.worklog.value_or(build_worklog(o.build_dir));
   std::optional<fs::path> ncu = o.ncu;
@@ -187,10 +185,8 @@ int profile(const ProfileOptions& o, std::ostream& out, std::ostream& err) {
     out << "\n" << bottleneck_markdown(record, log, o.runners_up) << "\n";
   }
   if (failed > 0) {
-    err << "kiln: error: " << failed << " of " << failed + done << " runs could not be profiled (see above)\n";
-    return 1;
+    throw Error(std::to_string(failed) + " of " + std::to_string(failed + done) + " runs could not be profiled (see above)");
   }
-  return 0;
 }
 
 }  // namespace kiln::tuner

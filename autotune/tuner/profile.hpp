@@ -34,9 +34,10 @@ std::vector<TunedKernel> tuned_cuda_kernels(const std::filesystem::path& build_d
 // The build's worklog: KILN_WORKLOG from its CMakeCache.txt, else <build>/kiln/worklog.sqlite.
 std::filesystem::path build_worklog(const std::filesystem::path& build_dir);
 
-// Returns the exit code: 0 every candidate profiled; 1 some could not be (each said why). Without
-// ncu, prints the table from the launch shapes recorded while tuning and throws kiln::Error saying
-// ncu is missing; ncu without permission for the GPU's counters is one kiln::Error too.
-int profile(const ProfileOptions& options, std::ostream& out, std::ostream& err);
+// Profiles every candidate, each said on `out`; throws kiln::Error when some could not be (each
+// said why above). Without ncu, prints the table from the launch shapes recorded while tuning and
+// throws kiln::Error saying ncu is missing; ncu without permission for the GPU's counters is one
+// kiln::Error too.
+void profile(const ProfileOptions& options, std::ostream& out);
 
 }  // namespace kiln::tuner

@@ -17,6 +17,7 @@ struct RebuildOptions {
   std::optional<std::filesystem::path> header_out;
 };
 
-int rebuild_record(const RebuildOptions& options, std::ostream& out, std::ostream& err);
+// Throws kiln::Error (and the readers' errors) when the worklog has no session of the kernel.
+void rebuild_record(const RebuildOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace kiln::tuner

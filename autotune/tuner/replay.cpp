@@ -17,7 +17,7 @@ std::map<std::size_t, std::optional<double>> recorded_scores(const worklog::Work
   for (const auto& meas : log.measurements(context, m.kernel)) {
     if (meas.status == worklog::MeasurementStatus::failed) failed[meas.key.variant] = true;
     if (meas.key.phase == worklog::Phase::bench && meas.status == worklog::MeasurementStatus::ok) {
-      bench[meas.key.variant][meas.key.problem_key] = nlohmann::json::parse(meas.result).at("median_s").get<double>();
+      bench[meas.key.variant][meas.key.problem_key] = median_of(meas);
     }
   }
   for (const auto& f : log.variant_failures(context, m.kernel)) failed[f.key.variant] = true;

@@ -8,6 +8,7 @@
 #include "domain_report.hpp"
 #include "floors.hpp"
 #include "numbers.hpp"
+#include "kiln/model/json_reader.hpp"
 #include "kiln/text.hpp"
 #include "kiln/worklog/markdown.hpp"
 
@@ -15,13 +16,8 @@ namespace kiln::tuner {
 
 namespace {
 
-std::string us(double s) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.2f", s * 1e6);
-  return buf;
-}
-
-
+// Seconds as microseconds with two decimals, for the table's "(us)" columns.
+std::string microseconds(double s) { return fixed(s * 1e6, 2); }
 
 std::string percent(const std::optional<double>& v) {
   if (!v) return "-";
@@ -60,9 +56,14 @@ std::string bottleneck_row(const std::string& bucket, const std::string& problem
     source = "ncu";
   }
   if (launches.empty() && !profile->launches.empty()) {
-    const nlohmann::json shapes = nlohmann::json::parse(profile->launches, nullptr, false);
-    if (shapes.is_array()) {
-      for (const auto& s : shapes) launches.push_back(metrics_from_shape(s, profile->sm_count));
+    try {
+      const model::JsonFile stored = model::parse_json_text("the launch shapes of " + variant, profile->launches);
+      for (const auto& s : model::launch_shapes_from_json(model::JsonNode::root(stored))) {
+        launches.push_back(metrics_from_shape(s, profile->sm_count));
+      }
+    } catch (const model::InputError& e) {
+      md << "- | - | - | - | - | - | - | " << markdown_cell(std::string("launch shapes unread: ") + e.what()) << " |\n";
+      return md.str();
     }
     source = "launch shape";
   }
@@ -144,10 +145,10 @@ std::string record_markdown(const Record& r, const std::string& svg_dir) {
       continue;
     }
     for (const auto& p : b.problems) {
-      md << "| " << markdown_cell(b.name) << " | " << markdown_cell(p.problem.key()) << " | " << markdown_cell(*b.winner) << " | " << us(p.time_s) << " | ";
+      md << "| " << markdown_cell(b.name) << " | " << markdown_cell(p.problem.key()) << " | " << markdown_cell(*b.winner) << " | " << microseconds(p.time_s) << " | ";
       if (p.floor_s > 0) {
         double ratio = p.time_s / p.floor_s;
-        md << us(p.floor_s) << " | " << markdown_cell(p.bound) << " | " << fixed(ratio, 2) << " | " << worklog::floor_reading(ratio) << " |\n";
+        md << microseconds(p.floor_s) << " | " << markdown_cell(p.bound) << " | " << fixed(ratio, 2) << " | " << worklog::floor_reading(ratio) << " |\n";
       } else {
         md << "- | - | - | no floor (no rate for the declared work) |\n";
       }
@@ -156,11 +157,11 @@ std::string record_markdown(const Record& r, const std::string& svg_dir) {
   if (!r.buckets.empty()) md << "\nRunners-up (geometric mean over the bucket's problems):\n\n";
   for (const auto& b : r.buckets) {
     if (!b.winner || b.contenders.empty()) continue;
-    md << "- " << markdown_cell(b.name) << ": winner " << us(b.time_s) << " us";
+    md << "- " << markdown_cell(b.name) << ": winner " << us(b.time_s);
     for (const auto& c : b.contenders) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%+.1f%%", (c.time_s / b.time_s - 1) * 100);
-      md << "; " << markdown_cell(c.variant) << " " << us(c.time_s) << " us (" << pct << ")";
+      md << "; " << markdown_cell(c.variant) << " " << us(c.time_s) << " (" << pct << ")";
     }
     md << "\n";
   }

@@ -57,10 +57,10 @@ Record select_winners(const SelectionInput& in, const std::vector<VariantOutcome
   record.space_hash = m.space_hash;
   record.context_key = in.context_key;
   record.preset = in.preset;
-  record.device_name = in.device.value("name", std::string("unknown device"));
-  record.compute_capability = in.device.value("compute_capability", std::string{});
-  record.driver = in.device.value("driver", std::string{});
-  record.cuda_runtime = in.device.value("cuda_runtime", std::string{});
+  record.device_name = in.device.name;
+  record.compute_capability = in.device.compute_capability.value_or("");
+  record.driver = in.device.driver.value_or("");
+  record.cuda_runtime = in.device.cuda_runtime.value_or("");
   record.strategy = in.strategy;
   record.rates = in.rates;
   std::size_t failed = 0, invalid = 0, passed = 0, evaluated = 0;

@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "device_spec.hpp"
 #include "evaluate.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "manifest.hpp"
@@ -20,7 +19,7 @@ struct SelectionInput {
   const worklog::Worklog* log = nullptr;  // for the dates of the winners' measurements
   std::string context_key;
   std::string preset;                     // device file name
-  nlohmann::ordered_json device;          // the probe's description of the device
+  DeviceInfo device;                      // the probe's description of the device
   std::map<std::string, double> rates;    // for the floors
   std::string strategy;
 };

@@ -46,8 +46,10 @@ struct TuneOptions {
   bool lock_clocks = false;    // lock the GPU's SM clock at its maximum for the session (nvidia-smi -lgc)
 };
 
-// Returns the process exit code: 0 tuned, 1 an error (printed to err), 3 the preflight refused
-// the machine (another process on the GPU, another GPU than the device file's).
-int tune(const TuneOptions& options, std::ostream& out, std::ostream& err);
+// Tunes: writes the record and the header, and says what it found on `out` (warnings on `err`).
+// Throws RefusedError when the preflight refuses the machine (another process on the GPU, another
+// GPU than the device file's), Interrupted when asked to stop (every finished measurement is in
+// the worklog), kiln::Error and others for the rest.
+void tune(const TuneOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace kiln::tuner

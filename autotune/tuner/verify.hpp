@@ -21,9 +21,9 @@ struct VerifyOptions {
   std::optional<double> max_regression_pct;
 };
 
-// 0: every bucket's winner is still fastest within noise (and, with max_regression_pct, no
-// slower than recorded beyond noise plus that margin); 1: a ranking changed, a winner regressed,
-// a variant failed, or an error (printed to err).
-int verify(const VerifyOptions& options, std::ostream& out, std::ostream& err);
+// True when every bucket's winner is still fastest within noise (and, with max_regression_pct, no
+// slower than recorded beyond noise plus that margin); false when a ranking changed, a winner
+// regressed or a variant failed. Errors (a probe for another device, a missing file) are thrown.
+bool verify(const VerifyOptions& options, std::ostream& out);
 
 }  // namespace kiln::tuner

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "bottleneck.hpp"
+#include "kiln/model/json_reader.hpp"
 #include "kiln_catch.hpp"
 #include "temp_dir.hpp"
 
@@ -75,21 +76,23 @@ TEST_CASE("bottleneck: low achieved occupancy with low throughputs is parallelis
 TEST_CASE("bottleneck: a last wave that leaves most SMs idle is flagged from the shape alone") {
   // The shape as the harness reports it (launch_shapes.hpp), as recorded on the H100 for the
   // second kernel, with the grid changed.
-  nlohmann::json shape = nlohmann::json::parse(
+  const kiln::model::JsonFile recorded = kiln::model::parse_json_text(
+      "shape",
       R"j({"block":[128,1,1],"ctas":4096,"ctas_per_sm":16,"dynamic_shared_bytes":512,"grid":[4096,1,1],)j"
       R"j("kernel":"local_array(float*, int, int)","local_bytes":256,"registers":32,"static_shared_bytes":0,)j"
       R"j("threads_per_cta":128})j");
+  kiln::model::LaunchShape shape = kiln::model::launch_shape_from_json(kiln::model::JsonNode::root(recorded));
   CHECK(kiln::tuner::launch_flags(kiln::tuner::metrics_from_shape(shape, 132)).empty());
-  shape["ctas"] = 2112 + 40;  // one full wave of 16 x 132, then 40 CTAs on 40 SMs
+  shape.ctas = 2112 + 40;  // one full wave of 16 x 132, then 40 CTAs on 40 SMs
   auto flags = kiln::tuner::launch_flags(kiln::tuner::metrics_from_shape(shape, 132));
   REQUIRE(flags.size() == 1);
   CHECK(flags.front() == "last wave uses 30% of the SMs (1.02 waves of 2112 CTAs)");
   CHECK(kiln::tuner::classify(kiln::tuner::metrics_from_shape(shape, 132)).kind == BottleneckKind::parallelism);
   // Many full waves make a short last wave cheap: no flag.
-  shape["ctas"] = 5 * 2112 + 40;
+  shape.ctas = 5 * 2112 + 40;
   CHECK(kiln::tuner::launch_flags(kiln::tuner::metrics_from_shape(shape, 132)).empty());
   // A shape that shows nothing wrong, without metrics, decides nothing.
-  shape["ctas"] = 4096;
+  shape.ctas = 4096;
   CHECK(kiln::tuner::classify(kiln::tuner::metrics_from_shape(shape, 132)).kind == BottleneckKind::unknown);
   // Without the SM count there is nothing to compare with.
   CHECK(kiln::tuner::launch_flags(kiln::tuner::metrics_from_shape(shape, std::nullopt)).empty());

@@ -113,7 +113,7 @@ std::vector<kiln::tuner::VariantOutcome> outcomes(const kiln::tuner::Manifest& m
 
 kiln::tuner::Record select(const kiln_test::GeneratedToy& toy, const kiln::worklog::Worklog& log,
                            const std::vector<kiln::tuner::VariantOutcome>& oc) {
-  kiln::tuner::SelectionInput in{&toy.manifest, &log, "ctx", "cpu", nlohmann::ordered_json{{"name", "cpu"}}, {}, "exhaustive"};
+  kiln::tuner::SelectionInput in{&toy.manifest, &log, "ctx", "cpu", kiln::model::DeviceInfo{"cpu", "cpu"}, {}, "exhaustive"};
   return kiln::tuner::select_winners(in, oc, [](std::size_t) { return std::string("h"); });
 }
 

@@ -2,6 +2,7 @@
 // variant executable (toy_cpu's default, linked with the CPU harness) runs each bench problem once
 // inside the profiler range and reports it; nothing is validated or timed.
 #include <filesystem>
+#include <fstream>
 
 #include "evaluate.hpp"
 #include "kiln_catch.hpp"
@@ -9,41 +10,72 @@
 
 using kiln_test::ContainsSubstring;
 
+namespace {
+
+kiln::Problem problem(std::int64_t n) {
+  kiln::Problem p;
+  p.set("n", n);
+  p.set("dtype", std::string("fp32"));
+  return p;
+}
+
+}  // namespace
+
 TEST_CASE("harness profile mode: one profiled run per bench problem, then done") {
   kiln_test::TempDir dir("kiln-harness-profile");
-  nlohmann::ordered_json plan = {{"seed", 3},
-                                 {"check", nlohmann::ordered_json::array()},
-                                 {"bench", {{{"n", 1000}, {"dtype", "fp32"}}, {{"n", 64}, {"dtype", "fp32"}}}}};
-  std::vector<nlohmann::ordered_json> events;
+  kiln::model::Plan plan;
+  plan.seed = 3;
+  plan.bench = {problem(1000), problem(64)};
+  std::vector<kiln::model::Event> events;
   auto limit = [] { return std::chrono::duration<double>(30); };
   const auto r = kiln::tuner::run_plan(KILN_TOY_VARIANT, plan, dir.path(), kiln::tuner::SilenceLimit(limit),
-                                       [&](const nlohmann::ordered_json& e) { events.push_back(e); }, {}, {}, "profile");
+                                       [&](const kiln::model::Event& e) { events.push_back(e); }, {}, {}, "profile");
   REQUIRE(r.exited_cleanly());
   std::vector<std::string> kinds;
+  std::vector<kiln::model::ProfiledEvent> profiled;
   for (const auto& e : events) {
-    if (e.at("event") != "progress") kinds.push_back(e.at("event").get<std::string>());
+    const auto json = kiln::model::to_json(e);
+    if (json.at("event") != "progress") kinds.push_back(json.at("event").get<std::string>());
+    if (const auto* p = std::get_if<kiln::model::ProfiledEvent>(&e)) profiled.push_back(*p);
   }
   CHECK(kinds == std::vector<std::string>{"start", "profiled", "profiled", "done"});
-  const auto profiled = [&](std::size_t index) {
-    for (const auto& e : events) {
-      if (e.at("event") == "profiled" && e.at("index") == index) return e;
-    }
-    return nlohmann::ordered_json();
-  };
-  CHECK(profiled(0).at("key") == "n=1000 dtype=fp32");
-  CHECK(profiled(1).at("key") == "n=64 dtype=fp32");
+  REQUIRE(profiled.size() == 2);
+  CHECK(profiled[0].index == 0);
+  CHECK(profiled[0].problem.key() == "n=1000 dtype=fp32");
+  CHECK(profiled[1].problem.key() == "n=64 dtype=fp32");
   // The CPU has no kernel launches to describe.
-  CHECK_FALSE(profiled(0).contains("launches"));
+  CHECK_FALSE(profiled[0].launches);
+  // The start event describes the CPU the way the probe does.
+  const auto* start = std::get_if<kiln::model::StartEvent>(&events.front());
+  REQUIRE(start != nullptr);
+  CHECK(start->device.backend == "cpu");
+  CHECK(start->device.threads);
+}
+
+TEST_CASE("harness: a plan it cannot read is a usage error naming the key") {
+  kiln_test::TempDir dir("kiln-harness-profile");
+  const auto plan_file = dir / "bad.plan.json";
+  {
+    nlohmann::ordered_json plan = kiln::model::to_json(kiln::model::Plan{});
+    plan.erase("repetitions");
+    std::ofstream(plan_file) << plan.dump();
+  }
+  std::string output;
+  const auto r = kiln::tuner::run_child({KILN_TOY_VARIANT, "run", "--plan", plan_file.string()}, std::chrono::seconds(30),
+                                        [&](const std::string& line) { output += line; });
+  CHECK(r.exit_code == 2);
+  CHECK(output.empty());
+  CHECK_THAT(r.stderr_tail, ContainsSubstring(plan_file.string() + ": /repetitions: required key is missing"));
 }
 
 TEST_CASE("harness: an unknown mode is a usage error that names the modes") {
   kiln_test::TempDir dir("kiln-harness-profile");
-  const auto r = kiln::tuner::run_plan(KILN_TOY_VARIANT, {{"bench", nlohmann::ordered_json::array()}}, dir.path(), 30.0,
-                                       [](const nlohmann::ordered_json&) {});
+  const auto r = kiln::tuner::run_plan(KILN_TOY_VARIANT, kiln::model::Plan{}, dir.path(), 30.0,
+                                       [](const kiln::model::Event&) {});
   REQUIRE(r.exited_cleanly());  // an empty plan runs and is done
   auto limit = [] { return std::chrono::duration<double>(30); };
-  const auto bad = kiln::tuner::run_plan(KILN_TOY_VARIANT, {{"bench", nlohmann::ordered_json::array()}}, dir.path(),
-                                         kiln::tuner::SilenceLimit(limit), [](const nlohmann::ordered_json&) {}, {}, {},
+  const auto bad = kiln::tuner::run_plan(KILN_TOY_VARIANT, kiln::model::Plan{}, dir.path(),
+                                         kiln::tuner::SilenceLimit(limit), [](const kiln::model::Event&) {}, {}, {},
                                          "profiles");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.stderr_tail, ContainsSubstring("info | run --plan FILE | profile --plan FILE"));

@@ -74,7 +74,7 @@ TEST_CASE("the session report holds the header, the winner, the dead ends, links
   CHECK_THAT(md, ContainsSubstring("# Tuning session 1: softmax_cuda\n"));
   CHECK_THAT(md, ContainsSubstring("- Strategy: exhaustive\n"));
   CHECK_THAT(md, ContainsSubstring("- Device: NVIDIA H100 80GB HBM3 (compute capability 9.0, "
-                                   "driver 550.54.15, CUDA 12.4)\n"));
+                                   "driver 550.54.15, CUDA runtime 12.4)\n"));
   CHECK_THAT(md, ContainsSubstring("- Started: 2026-11-21T10:00:00.000Z\n"));
   CHECK_THAT(md, !ContainsSubstring("not ended"));
   CHECK_THAT(md, ContainsSubstring("- Attempts: 5 (2 kept, 1 reverted, 1 invalid, 1 failed)\n"));
@@ -213,4 +213,24 @@ TEST_CASE("worklog text cannot break the report: controls, bad UTF-8, HTML and b
   std::size_t headings = 0;
   for (std::size_t at = md.find("\n#"); at != std::string::npos; at = md.find("\n#", at + 1)) ++headings;
   CHECK(headings == 5);  // What won, Attempts, Dead ends, Links, Headroom (the title starts the text)
+}
+
+TEST_CASE("the device line reads the probe's device info: the H200's in full, a drifted one as stored with why") {
+  kiln_test::TempDir dir("kiln-worklog");
+  Worklog log = Worklog::open(dir / "w.db");
+  Session h200 = worklog_test::make_session("softmax_cuda");
+  h200.device =
+      R"({"backend":"cuda","name":"NVIDIA H200","compute_capability":"9.0","driver":"580.159.04",)"
+      R"("cuda_driver_api":"13.0","cuda_runtime":"13.0","sm_count":132,"cache_bytes":62914560,)"
+      R"("max_smem_per_block":232448,"memory_bytes":150109880320,"measured":{"dram_bytes_per_s":4226531470112.975,)"
+      R"("fp32_flops_per_s":63681637081005.83,"launch_s":5.126399919390678e-07}})";
+  const std::string md = session_markdown(log, log.start_session(h200));
+  CHECK_THAT(md, ContainsSubstring("- Device: NVIDIA H200 (compute capability 9.0, driver 580.159.04, CUDA runtime 13.0, "
+                                   "CUDA driver API 13.0, 132 SMs, 139.8 GiB, cache 60 MiB); measured: copy 4.23 TB/s, "
+                                   "FP32 63.7 TFLOP/s, launch "));
+  Session drifted = worklog_test::make_session("softmax_cuda");
+  drifted.device = R"({"backend":"cuda","name":"GPU","cuda":"12.4"})";
+  CHECK_THAT(session_markdown(log, log.start_session(drifted)),
+             ContainsSubstring(R"(- Device: {"backend":"cuda","name":"GPU","cuda":"12.4"} (unread: the session's device: )"
+                               R"(/cuda: unknown key)"));
 }

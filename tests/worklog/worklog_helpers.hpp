@@ -13,7 +13,7 @@ inline kiln::worklog::Session make_session(const std::string& kernel = "softmax_
   kiln::worklog::Session s;
   s.kernel = kernel;
   s.strategy = "exhaustive";
-  s.device = R"({"name":"NVIDIA H100 80GB HBM3","compute_capability":"9.0","driver":"550.54.15","cuda":"12.4"})";
+  s.device = R"({"backend":"cuda","name":"NVIDIA H100 80GB HBM3","compute_capability":"9.0","driver":"550.54.15","cuda_runtime":"12.4"})";
   s.context_key = "ctx-h100";
   return s;
 }

@@ -1,4 +1,5 @@
-// Errors that cross the boundary between a kernel's workload and the variant harness.
+// Kiln's errors: those that cross the boundary between a kernel's workload and the variant
+// harness, and those the `kiln` command maps to its exit codes (autotune/cli/main.cpp).
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -9,6 +10,13 @@ namespace kiln {
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// The machine is not fit to measure on (another process on the GPU, another GPU than the device
+// file's): nothing was tuned. The `kiln` command exits 3 for it, as `kiln preflight` does.
+class RefusedError : public Error {
+ public:
+  using Error::Error;
 };
 
 // The device reported a failure while running a variant (launch failure, illegal address...).

@@ -3,12 +3,13 @@
 
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <utility>
 #include <vector>
 
 #include "kiln/error.hpp"
+#include "kiln/model/json_reader.hpp"
+#include "kiln/model/protocol.hpp"
 #include "kiln/text.hpp"
 #include "markdown_format.hpp"
 
@@ -55,53 +56,54 @@ std::string fenced(const std::string& text, const std::string& indent) {
   return out + indent + fence + "\n\n";
 }
 
-std::string json_text(const nlohmann::json& value) {
-  return value.is_string() ? value.get<std::string>() : value.dump();
-}
-
 // "NVIDIA H200 (compute capability 9.0, driver 580.159.04, CUDA runtime 13.0, 132 SMs, ...;
-// measured: copy 4.23 TB/s, FP32 63.7 TFLOP/s, launch 0.51 µs)", from what the probes write
-// (autotune/harness/probe_*.cpp). Keys it does not know follow in the file's order.
+// measured: copy 4.23 TB/s, FP32 63.7 TFLOP/s, launch 0.51 µs)", from the device info the probes
+// write (kiln/model/protocol.hpp). A stored device the protocol cannot read is shown as stored,
+// with why.
 std::string device_line(const std::string& device_json) {
-  const nlohmann::json device = nlohmann::json::parse(device_json, nullptr, false);
-  if (!device.is_object()) return inline_text(device_json);
-  if (device.empty()) return "not recorded";
-  auto number = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : 0.0; };
-  const std::vector<std::pair<std::string, std::string>> labelled{
-      {"compute_capability", "compute capability "}, {"driver", "driver "}, {"cuda_runtime", "CUDA runtime "},
-      {"cuda_driver_api", "CUDA driver API "}, {"cuda", "CUDA "}, {"threads", "threads "}};
+  if (device_json.empty() || device_json == "{}") return "not recorded";
+  model::DeviceInfo d;
+  try {
+    d = model::parse_device_info(device_json, "the session's device");
+  } catch (const model::InputError& e) {
+    return inline_text(device_json + " (unread: " + e.what() + ")");
+  }
   std::vector<std::string> details;
-  for (const auto& [key, label] : labelled) {
-    if (device.contains(key)) details.push_back(label + json_text(device.at(key)));
-  }
-  if (device.contains("sm_count")) details.push_back(json_text(device.at("sm_count")) + " SMs");
-  if (device.contains("memory_bytes")) details.push_back(significant(number(device.at("memory_bytes")) / (1u << 30), 4) + " GiB");
-  if (device.contains("cache_bytes")) details.push_back("cache " + significant(number(device.at("cache_bytes")) / (1u << 20), 4) + " MiB");
-  for (const auto& [key, value] : device.items()) {
-    const bool shown = key == "name" || key == "backend" || key == "measured" || key == "sm_count" ||
-                       key == "memory_bytes" || key == "cache_bytes" || key == "max_smem_per_block" ||
-                       std::any_of(labelled.begin(), labelled.end(), [&](const auto& l) { return l.first == key; });
-    if (!shown) details.push_back(key + " " + json_text(value));
-  }
-  std::string line = device.contains("name") ? json_text(device.at("name")) : "unnamed device";
+  auto add = [&](const std::optional<std::string>& value, const std::string& label) {
+    if (value) details.push_back(label + *value);
+  };
+  add(d.compute_capability, "compute capability ");
+  add(d.driver, "driver ");
+  add(d.cuda_runtime, "CUDA runtime ");
+  add(d.cuda_driver_api, "CUDA driver API ");
+  if (d.threads) details.push_back("threads " + std::to_string(*d.threads));
+  if (d.sm_count) details.push_back(std::to_string(*d.sm_count) + " SMs");
+  if (d.memory_bytes) details.push_back(significant(static_cast<double>(*d.memory_bytes) / (1u << 30), 4) + " GiB");
+  if (d.cache_bytes) details.push_back("cache " + significant(static_cast<double>(*d.cache_bytes) / (1u << 20), 4) + " MiB");
+  if (d.cpus) details.push_back(std::to_string(d.cpus->size()) + " CPUs allowed");
+  add(d.proc_bind, "threads bound ");
+  if (d.places) details.push_back(std::to_string(*d.places) + " places");
+  std::string line = d.name;
   if (!details.empty()) {
     line += " (";
     for (std::size_t i = 0; i < details.size(); ++i) line += (i ? ", " : "") + details[i];
     line += ")";
   }
-  if (device.contains("measured") && device.at("measured").is_object()) {
-    const nlohmann::json& m = device.at("measured");
-    std::vector<std::string> rates;
-    if (m.contains("dram_bytes_per_s")) rates.push_back("copy " + significant(number(m.at("dram_bytes_per_s")) / 1e12, 3) + " TB/s");
-    if (m.contains("fp32_flops_per_s")) rates.push_back("FP32 " + significant(number(m.at("fp32_flops_per_s")) / 1e12, 3) + " TFLOP/s");
-    if (m.contains("launch_s")) rates.push_back("launch " + quantity(number(m.at("launch_s")), "s"));
-    for (const auto& [key, value] : m.items()) {
-      if (key != "dram_bytes_per_s" && key != "fp32_flops_per_s" && key != "launch_s") rates.push_back(key + " " + json_text(value));
+  std::vector<std::string> rates;
+  for (const auto& [rate, value] : d.measured) {
+    if (rate == "dram_bytes_per_s") {
+      rates.push_back("copy " + significant(value / 1e12, 3) + " TB/s");
+    } else if (rate == "fp32_flops_per_s") {
+      rates.push_back("FP32 " + significant(value / 1e12, 3) + " TFLOP/s");
+    } else if (rate == "launch_s") {
+      rates.push_back("launch " + quantity(value, "s"));
+    } else {
+      rates.push_back(rate + " " + significant(value, 3));
     }
-    if (!rates.empty()) {
-      line += "; measured: ";
-      for (std::size_t i = 0; i < rates.size(); ++i) line += (i ? ", " : "") + rates[i];
-    }
+  }
+  if (!rates.empty()) {
+    line += "; measured: ";
+    for (std::size_t i = 0; i < rates.size(); ++i) line += (i ? ", " : "") + rates[i];
   }
   return inline_text(line);
 }

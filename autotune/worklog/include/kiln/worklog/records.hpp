@@ -50,7 +50,7 @@ struct Session {
   std::optional<std::string> ended_at;  // null while running, or when the run was killed
   std::string kernel;
   std::string strategy;
-  // JSON object describing the device: {"name", "compute_capability", "driver", "cuda"}.
+  // The probe's device info as JSON (kiln/model/protocol.hpp, DeviceInfo); "{}": not recorded.
   std::string device = "{}";
   std::string context_key;  // fingerprint of device, toolchain and sources the cache is valid for
   std::string note;

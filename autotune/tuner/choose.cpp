@@ -1,0 +1,138 @@
+#include "choose.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <set>
+
+#include "domain.hpp"
+#include "interleave.hpp"
+#include "kiln/error.hpp"
+#include "sanitize.hpp"
+#include "tools.hpp"
+
+namespace kiln::tuner {
+namespace {
+
+using worklog::FailureKind;
+using worklog::Verdict;
+
+// Buckets whose runners-up are within noise of the winner (or whose default is) get those
+// candidates re-measured in turns, A/B/A/B; their outcomes are read again from the worklog.
+// Returns how many processes ran.
+std::size_t settle_near_ties(const EvaluationContext& ctx, const Record& record, std::vector<VariantOutcome>& outcomes,
+                             int rounds, std::ostream& out) {
+  const Manifest& m = *ctx.manifest;
+  std::size_t ran = 0;
+  for (std::size_t b = 0; b < record.buckets.size(); ++b) {
+    const RecordedBucket& rb = record.buckets[b];
+    if (!rb.winner) continue;
+    std::vector<std::size_t> tied = {*m.variant_index(*rb.winner)};
+    for (const auto& c : rb.contenders) {
+      if (c.within_noise.value_or(false)) tied.push_back(*m.variant_index(c.variant));
+    }
+    if (tied.size() < 2) continue;
+    std::vector<Problem> problems;
+    for (const auto& p : rb.problems) problems.push_back(p.problem);
+    std::size_t n = remeasure_interleaved(ctx, tied, problems, rounds);
+    if (n == 0) continue;
+    ran += n;
+    out << "kiln: " << rb.name << ": " << tied.size() << " variants within noise of each other, re-measured in turns (" << n
+        << " runs)\n";
+    for (auto& oc : outcomes) {
+      if (std::find(tied.begin(), tied.end(), oc.index) != tied.end()) oc = evaluate_variant(ctx, oc.index);
+    }
+  }
+  return ran;
+}
+
+// The sanitizer gate: every variant the header dispatches to (and, when asked, each bucket's
+// runners-up) runs its checks under compute-sanitizer before it is accepted. One with errors is
+// recorded as a sanitizer failure (with an attempt of its own) and the record is chosen again
+// without it (`choose`: the winners, and the learned dispatch of a domain), until every choice is
+// clean.
+void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const std::filesystem::path& sanitizer,
+                      std::vector<VariantOutcome>& outcomes, Record& record, const std::function<Record()>& choose,
+                      std::ostream& out) {
+  const Manifest& m = *ctx.manifest;
+  std::set<std::size_t> clean;
+  while (true) {
+    std::optional<std::size_t> next;
+    for (const auto& n : dispatched_variants(record, o.sanitize_runners_up)) {
+      std::size_t v = *m.variant_index(n);
+      if (!clean.count(v)) {
+        next = v;
+        break;
+      }
+    }
+    if (!next) return;
+    const std::string& name = m.variants[*next].name;
+    SanitizerResult s = sanitize_variant(ctx, *next, sanitizer);
+    if (s.clean) {
+      clean.insert(*next);
+      out << "kiln: " << name << ": compute-sanitizer " << (s.ran ? "clean (memcheck, racecheck)" : "skipped: " + s.detail)
+          << "\n";
+      continue;
+    }
+    out << "kiln: " << name << ": compute-sanitizer found errors; the next candidate is taken\n    " << s.detail << "\n";
+    const worklog::VariantKey key{ctx.context_key, m.kernel, name, variant_hash(ctx, *next)};
+    worklog::Attempt a;
+    a.session_id = ctx.session_id;
+    a.kernel = m.kernel;
+    a.variant = name;
+    a.author = worklog::Author::kiln;
+    a.hypothesis = "a winner's checks under compute-sanitizer find no error the output comparison missed";
+    a.change = "sanitizer gate";
+    a.verdict = Verdict::failed;
+    a.failure_kind = FailureKind::sanitizer;
+    a.explanation = "sanitizer: " + s.detail;
+    a.tags = {"sanitizer", m.backend};
+    a.evidence = store_failure(ctx, key, FailureKind::sanitizer, s.detail);
+    ctx.log->add_attempt(a);
+    for (auto& oc : outcomes) {
+      if (oc.index != *next) continue;
+      oc.failure = FailureKind::sanitizer;
+      oc.detail = s.detail;
+      oc.score.reset();
+    }
+    record = choose();
+  }
+}
+
+}  // namespace
+
+Record choose_record(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
+                     std::size_t finalists, std::ostream& out) {
+  Record record = select_winners(in, outcomes, [&](std::size_t v) { return variant_hash(ctx, v); });
+  time_coverage(ctx, outcomes, finalists, out);
+  fit_domain(ctx, outcomes, in.rates, record, out);
+  return record;
+}
+
+Record choose_and_sanitize(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
+                           const TuneOptions& o, std::ostream& out) {
+  auto hash_of = [&](std::size_t v) { return variant_hash(ctx, v); };
+  if (o.interleave_rounds > 0) {
+    settle_near_ties(ctx, select_winners(in, outcomes, hash_of), outcomes, o.interleave_rounds, out);
+  }
+  Record record = choose_record(ctx, in, outcomes, o.finalists, out);
+  if (ctx.manifest->backend != "cuda" || !o.sanitize) return record;
+  // The winners and, for a space with a domain, the learned dispatch fitted to the coverage
+  // points and judged on the held-out ones (from the worklog where measured before).
+  auto choose = [&] {
+    Record chosen = select_winners(in, outcomes, hash_of);
+    fit_domain(ctx, outcomes, in.rates, chosen, out);
+    return chosen;
+  };
+  if (auto sanitizer = find_tool("compute-sanitizer")) {
+    sanitize_choices(ctx, o, *sanitizer, outcomes, record, choose, out);
+  } else if (o.sanitize_required) {
+    throw Error("compute-sanitizer not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin); --sanitize needs it");
+  } else {
+    out << "kiln: compute-sanitizer not found: the winners are not sanitized (--no-sanitize says this is meant)\n";
+  }
+  return record;
+}
+
+}  // namespace kiln::tuner

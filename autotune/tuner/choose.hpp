@@ -1,0 +1,28 @@
+// The third stage of `kiln tune`: choosing what the header dispatches to. The winners of each
+// bucket and, for a space with a problem domain, the learned dispatch fitted to the coverage points
+// (choose_record, which `kiln record` runs on a worklog alone); near-ties measured again in turns
+// first, and the sanitizer gate after.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <iosfwd>
+#include <vector>
+
+#include "evaluate.hpp"
+#include "record.hpp"
+#include "select.hpp"
+#include "tune.hpp"
+
+namespace kiln::tuner {
+
+// The winners (select_winners), the coverage points timed on `finalists` variants of each listed
+// problem (0: what the worklog holds), and the learned dispatch where the space has a domain.
+Record choose_record(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
+                     std::size_t finalists, std::ostream& out);
+
+// Near-ties settled, choose_record, then the sanitizer gate where the options ask for it (CUDA):
+// throws kiln::Error when --sanitize requires compute-sanitizer and there is none.
+Record choose_and_sanitize(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
+                           const TuneOptions& o, std::ostream& out);
+
+}  // namespace kiln::tuner

@@ -1,0 +1,155 @@
+#include "open_tuning.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <ostream>
+#include <thread>
+
+#include "kiln/error.hpp"
+#include "kiln/hash.hpp"
+#include "process.hpp"
+#include "version.hpp"
+
+namespace kiln::tuner {
+namespace {
+
+// Identifies what cached measurements stay valid for: the device and its software, the kernel's
+// sources, the compiler and its flags, and this version of Kiln's harness.
+std::string context_key(const Manifest& m, const DeviceInfo& probe, const TuneOptions& o) {
+  Fnv1a64 h;
+  h.field(m.kernel).field(m.backend).field(probe.name).field(probe.compute_capability.value_or(""));
+  h.field(probe.driver.value_or("")).field(probe.cuda_runtime.value_or("")).field(kiln_version);
+  for (const auto& source : o.sources) h.field(source.filename().string()).field(read_text(source));
+  if (o.flags_file) h.field(read_text(*o.flags_file));
+  return h.hex();
+}
+
+// The machine's state before measuring. While other processes use the GPU, waits up to
+// busy_gpu_wait_s for them to leave; with allow_busy_gpu their presence only degrades the verdict.
+Preflight take_preflight(const TuneOptions& o, const std::string& backend, const Device& spec, std::ostream& out) {
+  Preflight pf = judge(observe(backend, &spec));
+  auto start = std::chrono::steady_clock::now();
+  bool told = false;
+  while (!o.allow_busy_gpu && pf.refused_only_for_busy_gpu() &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < o.busy_gpu_wait_s) {
+    if (!told) out << "kiln: other processes use the GPU; waiting up to " << o.busy_gpu_wait_s << " s for them to leave\n";
+    told = true;
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    if (interrupted()) throw Interrupted(SIGINT);
+    pf = judge(observe(backend, &spec));
+  }
+  if (o.allow_busy_gpu) {
+    for (auto& f : pf.findings) {
+      if (f.code != "gpu_busy") continue;
+      f.level = Readiness::degraded;
+      f.text += " (tuning anyway: --allow-busy-gpu)";
+    }
+  }
+  return pf;
+}
+
+// Throws RefusedError with the findings that refuse the machine.
+void require_ready(const Preflight& preflight, const std::string& kernel) {
+  if (preflight.verdict() != Readiness::refuse) return;
+  std::string why = "the preflight refuses to tune " + kernel + " on this machine";
+  for (const auto& f : preflight.findings) {
+    if (f.level == Readiness::refuse) why += "; " + f.text;
+  }
+  if (preflight.refused_only_for_busy_gpu()) why += " (wait for them to finish, or pass --allow-busy-gpu)";
+  throw RefusedError(why);
+}
+
+// Clocks held for the whole session, given back when it ends however it ends.
+void hold_clocks(Tuning& t, bool lock, std::ostream& out) {
+  if (t.target.manifest.backend != "cuda") return;
+  if (!lock) {
+    t.preflight.clocks_locked = false;
+    t.preflight.clocks_note = "not asked (kiln tune --lock-clocks)";
+    return;
+  }
+  t.clock_lock.emplace(t.preflight.seen);
+  t.preflight.clocks_locked = t.clock_lock->locked();
+  t.preflight.clocks_note = t.clock_lock->note();
+  out << "kiln: clocks " << (t.clock_lock->locked() ? "locked" : "not locked") << ": " << t.clock_lock->note() << "\n";
+}
+
+}  // namespace
+
+KernelTarget load_target(const std::filesystem::path& manifest, const std::filesystem::path& device_file) {
+  KernelTarget t{load_manifest(manifest), load_device(device_file)};
+  if (t.spec.backend != t.manifest.backend) {
+    throw Error(device_file.string() + " is a " + t.spec.backend + " device file; kernel " + t.manifest.kernel + " is a " +
+                t.manifest.backend + " kernel");
+  }
+  return t;
+}
+
+DeviceInfo probe_matching(const Device& spec, const std::filesystem::path& probe) {
+  DeviceInfo found = run_probe(probe);
+  if (auto why = mismatch(spec, found)) throw Error(*why);
+  return found;
+}
+
+ContextRates context_rates(const worklog::Worklog& log, const Manifest& m, const Device& spec,
+                           const std::string& context_key, const std::optional<DeviceInfo>& probed) {
+  std::optional<DeviceInfo> device = context_device(log, m.kernel, context_key);
+  if (!device) device = probed;
+  if (!device) throw Error("the worklog has no session of context " + context_key + " tuning " + m.kernel);
+  return {*device, effective_rates(spec, *device)};
+}
+
+std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
+  auto t = std::make_unique<Tuning>();
+  t->target = load_target(o.manifest, o.device_spec);
+  const Manifest& m = t->target.manifest;
+  const Device& spec = t->target.spec;
+  t->probed = probe_matching(spec, o.probe);
+
+  t->preflight = take_preflight(o, m.backend, spec, out);
+  out << t->preflight.text();
+  require_ready(t->preflight, m.kernel);
+  hold_clocks(*t, o.lock_clocks, out);
+
+  const std::string ctx_key = context_key(m, t->probed, o);
+  t->log = worklog::Worklog::open(o.worklog);
+  t->context = context_rates(*t->log, m, spec, ctx_key, t->probed);
+
+  t->seed = o.seed != 0 ? o.seed : static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  t->searcher = make_searcher(o.strategy, SearchSpace::from(m), o.strategy_options, t->seed);
+
+  worklog::Session session;
+  session.kernel = m.kernel;
+  session.strategy = t->searcher->name();
+  session.device = model::to_json(t->context.device).dump();
+  session.context_key = ctx_key;
+  session.note = "device file " + spec.name + ", seed " + std::to_string(t->seed);
+  session.preflight = t->preflight.to_json().dump();
+  t->session_id = t->log->start_session(session);
+
+  // A variant's score is over the listed problems; a domain's coverage points are timed on the
+  // finalists after the search (time_coverage).
+  for (const auto& p : m.problems) t->floors.push_back(floor_of(m.work_of(p), t->context.rates));
+
+  EvaluationContext& ctx = t->ctx;
+  ctx.manifest = &m;
+  ctx.log = &*t->log;
+  ctx.session_id = t->session_id;
+  ctx.context_key = ctx_key;
+  ctx.variants_dir = o.variants_dir;
+  ctx.build_records_dir = o.build_records_dir;
+  ctx.scratch_dir = o.record_out.parent_path() / "plans";
+  ctx.seed = t->seed;
+  ctx.repetitions = o.repetitions;
+  ctx.settled_spread = o.settled_spread;
+  ctx.checks_per_problem = o.checks_per_problem;
+  ctx.timeout_s = checked_time_limit(o.timeout_s.value_or(m.tuning.timeout_s), "the silence limit (--timeout)");
+  ctx.retry_failed = o.retry_failed;
+  ctx.quiet_wait_s = o.quiet_wait_s;
+  if (m.backend == "cpu") ctx.environment = pinning_environment();
+  ctx.reference_s = &t->reference_s;
+  for (std::size_t i = 0; i < m.problems.size(); ++i) ctx.floor_s[m.problems[i].key()] = t->floors[i].seconds;
+  for (const auto& p : m.held_out) ctx.floor_s[p.key()] = floor_of(m.work_of(p), t->context.rates).seconds;
+  return t;
+}
+
+}  // namespace kiln::tuner

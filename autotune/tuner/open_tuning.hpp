@@ -1,0 +1,71 @@
+// The first stage of `kiln tune`: everything a search needs before it measures anything. The
+// kernel's manifest and device file (shared with `kiln record` and `kiln verify`), the device the
+// probe finds (shared with `kiln verify`), the preflight and the clocks, the context and the rates
+// its floors use (shared with `kiln record`), and the session in the worklog.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device_spec.hpp"
+#include "evaluate.hpp"
+#include "floors.hpp"
+#include "kiln/worklog/worklog.hpp"
+#include "manifest.hpp"
+#include "preflight.hpp"
+#include "search.hpp"
+#include "tune.hpp"
+
+namespace kiln::tuner {
+
+// A kernel's manifest and the device file it is tuned for; throws kiln::Error when the device
+// file is for another backend than the kernel.
+struct KernelTarget {
+  Manifest manifest;
+  Device spec;
+};
+KernelTarget load_target(const std::filesystem::path& manifest, const std::filesystem::path& device_file);
+
+// The device the probe finds, when it is the device file's; throws kiln::Error otherwise.
+DeviceInfo probe_matching(const Device& spec, const std::filesystem::path& probe);
+
+// The device a context's floors are computed for, and their rates: the device of the context's
+// first session when the worklog has one (a re-run reproduces its record), else `probed`.
+struct ContextRates {
+  DeviceInfo device;
+  std::map<std::string, double> rates;
+};
+ContextRates context_rates(const worklog::Worklog& log, const Manifest& m, const Device& spec,
+                           const std::string& context_key, const std::optional<DeviceInfo>& probed);
+
+// An open tuning session: measured in by the search, chosen from, published. Its clocks stay
+// locked (with --lock-clocks) until it is destroyed.
+struct Tuning {
+  KernelTarget target;
+  DeviceInfo probed;
+  Preflight preflight;
+  std::optional<ClockLock> clock_lock;
+  std::optional<worklog::Worklog> log;
+  std::int64_t session_id = 0;
+  ContextRates context;
+  std::uint64_t seed = 0;
+  std::unique_ptr<Searcher> searcher;
+  std::vector<Floor> floors;              // of the listed problems, in order
+  std::map<std::string, double> reference_s;  // the silence limit's memory of reference checks
+  EvaluationContext ctx;
+
+  Tuning() = default;
+  Tuning(const Tuning&) = delete;
+  Tuning& operator=(const Tuning&) = delete;
+};
+
+// Opens the tuning: loads, probes, takes the preflight (throws RefusedError when it refuses),
+// locks the clocks when asked, and starts the session with the searcher `o.strategy`.
+std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out);
+
+}  // namespace kiln::tuner

@@ -1,0 +1,115 @@
+#include "search_loop.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <ostream>
+#include <sstream>
+
+#include "attempt_writer.hpp"
+#include "numbers.hpp"
+
+namespace kiln::tuner {
+namespace {
+
+std::string duration_text(double seconds) {
+  long s = std::lround(seconds);
+  if (s < 60) return std::to_string(s) + "s";
+  return std::to_string(s / 60) + "m" + (s % 60 < 10 ? "0" : "") + std::to_string(s % 60) + "s";
+}
+
+class Progress {
+ public:
+  Progress(std::ostream& out, bool enabled, std::string kernel, std::size_t planned)
+      : out_(out), enabled_(enabled), tty_(isatty(STDOUT_FILENO) != 0), kernel_(std::move(kernel)), planned_(planned) {}
+
+  void update(std::size_t done, const std::string& best, double seconds_per_measured, std::size_t measured_left) {
+    if (!enabled_) return;
+    std::ostringstream line;
+    line << "kiln: " << kernel_ << " " << done << "/" << planned_;
+    if (!best.empty()) line << "  best " << best;
+    if (measured_left > 0 && seconds_per_measured > 0) line << "  ETA " << duration_text(seconds_per_measured * measured_left);
+    if (tty_) {
+      std::string text = line.str();
+      if (text.size() < last_width_) text += std::string(last_width_ - text.size(), ' ');
+      last_width_ = line.str().size();
+      out_ << '\r' << text << std::flush;
+    } else {
+      out_ << line.str() << '\n' << std::flush;
+    }
+  }
+  void finish() {
+    if (enabled_ && tty_) out_ << '\n' << std::flush;
+  }
+
+ private:
+  std::ostream& out_;
+  bool enabled_;
+  bool tty_;
+  std::string kernel_;
+  std::size_t planned_;
+  std::size_t last_width_ = 0;
+};
+
+// The floor a score is judged against: the geometric mean of every problem's floor, when each has one.
+ScoreFloor score_floor(const std::vector<Floor>& floors) {
+  std::vector<double> seconds;
+  for (const auto& f : floors) {
+    if (f.seconds > 0) seconds.push_back(f.seconds);
+  }
+  ScoreFloor floor;
+  if (!floors.empty() && seconds.size() == floors.size()) floor.seconds = geomean(seconds);
+  if (!floors.empty()) floor.bound = floors.front().bound;
+  return floor;
+}
+
+}  // namespace
+
+SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
+  const Manifest& m = t.target.manifest;
+  Searcher& searcher = *t.searcher;
+  const ScoreFloor floor = score_floor(t.floors);
+  AttemptWriter attempts(t.ctx, searcher, floor, attempted_variants(t.ctx));
+  out << "kiln: tuning " << m.kernel << " on " << t.probed.name << " (" << searcher.planned() << " of " << m.variants.size()
+      << " variants, " << searcher.name() << " search, worklog " << t.log->path() << ")\n";
+  Progress progress(out, progress_line, m.kernel, searcher.planned());
+  SearchResult result;
+  std::optional<std::size_t> best;
+  std::optional<double> best_score;
+  std::size_t done = 0;
+  double run_seconds = 0;
+  while (auto proposal = searcher.propose()) {
+    auto t0 = std::chrono::steady_clock::now();
+    VariantOutcome outcome = evaluate_variant(t.ctx, *proposal);
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (outcome.ran) {
+      ++result.ran;
+      run_seconds += took;
+    }
+    searcher.observe({*proposal, outcome.score});
+    ++done;
+
+    if (!outcome.kept.empty() && outcome.failure != worklog::FailureKind::compile) {
+      out << "kiln: " << m.variants[*proposal].name << ": stored " << worklog::to_string(*outcome.failure) << " "
+          << outcome.kept << "\n";
+    }
+    attempts.write(*proposal, outcome, best, best_score);
+    if (outcome.score && (!best_score || *outcome.score < *best_score)) {
+      best = *proposal;
+      best_score = outcome.score;
+    }
+    std::string best_text;
+    if (best) {
+      best_text = m.variants[*best].name + " " + us(*best_score);
+      if (floor.seconds) best_text += " (" + fixed(*best_score / *floor.seconds, 2) + "x floor)";
+    }
+    std::size_t left = searcher.planned() > done ? searcher.planned() - done : 0;
+    progress.update(done, best_text, result.ran > 0 ? run_seconds / static_cast<double>(result.ran) : 0, left);
+    result.outcomes.push_back(std::move(outcome));
+  }
+  progress.finish();
+  return result;
+}
+
+}  // namespace kiln::tuner
