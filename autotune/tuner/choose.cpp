@@ -68,15 +68,32 @@ void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const 
     }
     if (!next) return;
     const std::string& name = m.variants[*next].name;
+    const worklog::VariantKey key{ctx.context_key, m.kernel, name, variant_hash(ctx, *next)};
+    const std::string problem_set = problem_set_of(m, ctx.checks_per_problem);
+    // The same source, checks and context ran clean before: the sanitizer would only say so again.
+    if (auto pass = ctx.log->sanitizer_pass(key, problem_set)) {
+      clean.insert(*next);
+      out << "kiln: " << name << ": compute-sanitizer clean (" << pass->tools << ", from the worklog, "
+          << pass->created_at << ")\n";
+      continue;
+    }
     SanitizerResult s = sanitize_variant(ctx, *next, sanitizer);
     if (s.clean) {
       clean.insert(*next);
-      out << "kiln: " << name << ": compute-sanitizer " << (s.ran ? "clean (memcheck, racecheck)" : "skipped: " + s.detail)
+      out << "kiln: " << name << ": compute-sanitizer " << (s.ran ? "clean (" + s.tools + ")" : "skipped: " + s.detail)
           << "\n";
+      // Only a run that finished is a pass; one that could not run is asked again next time.
+      if (s.ran) {
+        worklog::SanitizerPass pass;
+        pass.key = key;
+        pass.problem_set = problem_set;
+        pass.tools = s.tools;
+        pass.session_id = ctx.session_id;
+        ctx.log->put_sanitizer_pass(pass);
+      }
       continue;
     }
     out << "kiln: " << name << ": compute-sanitizer found errors; the next candidate is taken\n    " << s.detail << "\n";
-    const worklog::VariantKey key{ctx.context_key, m.kernel, name, variant_hash(ctx, *next)};
     worklog::Attempt a;
     a.session_id = ctx.session_id;
     a.kernel = m.kernel;

@@ -66,6 +66,7 @@ SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index
       return result;
     }
     result.ran = true;
+    result.tools += (result.tools.empty() ? "" : ",") + std::string(tool);
   }
   result.detail = "memcheck and racecheck found nothing";
   return result;

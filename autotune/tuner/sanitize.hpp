@@ -15,6 +15,7 @@ struct SanitizerResult {
   bool ran = false;     // false: the sanitizer could not run the variant (detail says why)
   bool clean = true;    // no error reported
   std::string detail;   // the tool and its first errors, or why it did not run
+  std::string tools;    // the tools that finished, comma-separated ("memcheck,racecheck")
 };
 
 // The error lines of a compute-sanitizer log ("Invalid __global__ write of size 4 bytes", the

@@ -84,4 +84,16 @@ elseif(NOT rc EQUAL 0)
 else()
   kiln_expect("${out}" "\\(winner\\) \\|[^\n]*\\*\\*[a-z]+\\*\\* \\(ncu\\)" "the winner's bottleneck from ncu")
 endif()
+# A fresh build directory tuning from the same worklog measures nothing and runs no sanitizer: every
+# gated variant's pass is in the worklog, and the caught one stays a failure.
+kiln_run(COMMAND "${CMAKE_COMMAND}" -C "${WORK}/cuda.cmake" -S "${project}" -B "${WORK}/again" -G Ninja
+         "-DCMAKE_PREFIX_PATH=${prefix}" -DKILN_TUNE=ON -DKILN_TUNE_BACKENDS=cuda -DKILN_GPU=native
+         "-DKILN_RECORDS_DIR=${WORK}/records-again" "-DKILN_WORKLOG=${build}/kiln/worklog.sqlite")
+kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${WORK}/again" OUTPUT_VARIABLE again)
+kiln_expect("${again}" "saxpy_faulty_cuda__FAULTnone_THREADS[0-9]+: compute-sanitizer clean \\(memcheck,racecheck, from the worklog"
+            "a winner's sanitizer pass taken from the worklog")
+if(again MATCHES "compute-sanitizer (clean \\(memcheck,racecheck\\)|found errors)")
+  message(FATAL_ERROR "the sanitizer ran again on a tuning resumed from the worklog:\n${again}")
+endif()
+
 message(STATUS "faulty CUDA tuning: every GPU fault isolated and recorded with its kind; the winner's launch shape recorded")

@@ -41,7 +41,7 @@ TEST_CASE("a new file becomes a worklog at the latest version, and reopens") {
   const std::string tables = query_text(
       path, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master "
             "WHERE type = 'table' AND name NOT LIKE 'attempts_fts_%' ORDER BY name)");
-  CHECK(tables == "attempts attempts_fts links measurements profiles sessions variant_failures");
+  CHECK(tables == "attempts attempts_fts links measurements profiles sanitizer_passes sessions variant_failures");
 
   Worklog again = Worklog::open(path, OpenMode::existing);
   REQUIRE(again.sessions().size() == 1);

@@ -201,3 +201,48 @@ std::vector<VariantFailure> Worklog::variant_failures(std::string_view context_k
 }
 
 }  // namespace kiln::worklog
+
+namespace kiln::worklog {
+
+void Worklog::put_sanitizer_pass(const SanitizerPass& p) {
+  const VariantKey& k = p.key;
+  if (k.kernel.empty() || k.variant.empty() || p.tools.empty()) {
+    throw Error(path() + ": cannot store a sanitizer pass without a kernel, a variant and its tools");
+  }
+  sqlite::Transaction transaction(db_, "store a sanitizer pass");
+  sqlite::Statement upsert = db_.prepare(
+      "INSERT INTO sanitizer_passes (context_key, kernel, variant, variant_hash, problem_set, tools, "
+      "session_id, created_at) VALUES (:context_key, :kernel, :variant, :variant_hash, :problem_set, "
+      ":tools, :session_id, coalesce(:created_at, " KILN_SQL_NOW ")) "
+      "ON CONFLICT (context_key, kernel, variant, variant_hash, problem_set) DO UPDATE SET "
+      "tools = excluded.tools, session_id = excluded.session_id, created_at = excluded.created_at",
+      "store the sanitizer pass of " + k.variant);
+  upsert.bind(":context_key", k.context_key)
+      .bind(":kernel", k.kernel)
+      .bind(":variant", k.variant)
+      .bind(":variant_hash", k.variant_hash)
+      .bind(":problem_set", p.problem_set)
+      .bind(":tools", p.tools)
+      .bind(":session_id", p.session_id)
+      .bind(":created_at", detail::null_if_empty(p.created_at))
+      .run();
+  transaction.commit();
+}
+
+std::optional<SanitizerPass> Worklog::sanitizer_pass(const VariantKey& k, std::string_view problem_set) const {
+  sqlite::Statement select = db_.prepare(
+      "SELECT tools, session_id, created_at FROM sanitizer_passes WHERE context_key = ? AND kernel = ? AND "
+      "variant = ? AND variant_hash = ? AND problem_set = ?",
+      "read the sanitizer pass of " + k.variant);
+  select.bind(1, k.context_key).bind(2, k.kernel).bind(3, k.variant).bind(4, k.variant_hash).bind(5, problem_set);
+  if (!select.step()) return std::nullopt;
+  SanitizerPass p;
+  p.key = k;
+  p.problem_set = std::string(problem_set);
+  p.tools = select.get_text(0);
+  p.session_id = select.get_optional_int64(1);
+  p.created_at = select.get_text(2);
+  return p;
+}
+
+}  // namespace kiln::worklog

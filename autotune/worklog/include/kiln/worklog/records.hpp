@@ -158,6 +158,16 @@ struct VariantFailure {
   std::string kiln_version;
 };
 
+// A variant whose checks ran clean under compute-sanitizer: for its source (the key's hash) and one
+// set of problems and checks (problem_set, as on a failure).
+struct SanitizerPass {
+  VariantKey key;
+  std::string problem_set;
+  std::string tools;  // the sanitizer tools that ran, e.g. "memcheck,racecheck"
+  std::optional<std::int64_t> session_id;
+  std::string created_at;  // now when left empty
+};
+
 // Identifies one profile: a variant (by name and source fingerprint) on one problem, in one context.
 struct ProfileKey {
   std::string context_key;

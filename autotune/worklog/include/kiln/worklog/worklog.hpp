@@ -70,6 +70,10 @@ class Worklog {
   std::vector<VariantFailure> variant_failures(std::string_view context_key,
                                                std::string_view kernel) const;
 
+  // Sanitizer passes (errors are variant failures). put replaces an entry with the same key.
+  void put_sanitizer_pass(const SanitizerPass& pass);
+  std::optional<SanitizerPass> sanitizer_pass(const VariantKey& key, std::string_view problem_set) const;
+
   // Profiles. put_launch_shapes and put_profile_metrics each write their half of the row and keep
   // the other; `launches` and `metrics` are JSON arrays (see Profile).
   void put_launch_shapes(const ProfileKey& key, std::optional<int> sm_count, const std::string& launches,
