@@ -3,13 +3,24 @@
 #include <algorithm>
 #include <sstream>
 
+#include "kiln/hash.hpp"
+
 namespace kiln::tuner {
 namespace {
 
 // compute-sanitizer's exit code when it found errors (--error-exitcode): one no variant uses.
 constexpr int kErrorExit = 86;
 
+const std::vector<Problem>& sanitized_problems(const Manifest& m) { return m.checks.empty() ? m.problems : m.checks; }
+
 }  // namespace
+
+std::string sanitized_problems_of(const Manifest& m, int checks_per_problem) {
+  Fnv1a64 h;
+  for (const auto& p : sanitized_problems(m)) h.field("check").field(p.key());
+  h.field(std::to_string(checks_per_problem));
+  return h.hex();
+}
 
 std::string sanitizer_errors(const std::string& log, std::size_t max_lines) {
   std::istringstream in(log);
@@ -39,7 +50,7 @@ std::string sanitizer_errors(const std::string& log, std::size_t max_lines) {
 SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index, const std::filesystem::path& sanitizer) {
   const Manifest& m = *ctx.manifest;
   const std::string& name = m.variants[index].name;
-  const std::vector<Problem>& checks = m.checks.empty() ? m.problems : m.checks;
+  const std::vector<Problem>& checks = sanitized_problems(m);
   SanitizerResult result;
   for (const char* tool : {"memcheck", "racecheck"}) {
     std::filesystem::create_directories(ctx.scratch_dir);

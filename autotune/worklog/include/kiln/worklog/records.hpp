@@ -158,8 +158,8 @@ struct VariantFailure {
   std::string kiln_version;
 };
 
-// A variant whose checks ran clean under compute-sanitizer: for its source (the key's hash) and one
-// set of problems and checks (problem_set, as on a failure).
+// A variant whose checks ran clean under compute-sanitizer: for its source (the key's hash) and the
+// problems the sanitizer ran (problem_set: a fingerprint of them, not of everything the space times).
 struct SanitizerPass {
   VariantKey key;
   std::string problem_set;
