@@ -68,20 +68,23 @@ class Learner {
     return t_.time[point][v] <= best_[point] * o_.tolerance * (1 + kRelativeSlack);
   }
 
+  Fit fit_of(const std::vector<std::size_t>& set, std::size_t v) const {
+    Fit f;
+    f.variant = v;
+    for (std::size_t p : set) {
+      f.served += serves(p, v) ? 1 : 0;
+      f.worst = std::max(f.worst, t_.time[p][v] / best_[p]);
+      f.log_mean += std::log(t_.time[p][v]);
+    }
+    f.log_mean /= static_cast<double>(set.size());
+    return f;
+  }
+
   Fit fit(const std::vector<std::size_t>& set) const {
-    Fit chosen;
-    bool first = true;
-    for (std::size_t v = 0; v < t_.variants.size(); ++v) {
-      Fit f;
-      f.variant = v;
-      for (std::size_t p : set) {
-        f.served += serves(p, v) ? 1 : 0;
-        f.worst = std::max(f.worst, t_.time[p][v] / best_[p]);
-        f.log_mean += std::log(t_.time[p][v]);
-      }
-      f.log_mean /= static_cast<double>(set.size());
-      if (first || better(f, chosen)) chosen = f;
-      first = false;
+    Fit chosen = fit_of(set, 0);
+    for (std::size_t v = 1; v < t_.variants.size(); ++v) {
+      const Fit f = fit_of(set, v);
+      if (better(f, chosen)) chosen = f;
     }
     return chosen;
   }
@@ -104,7 +107,7 @@ class Learner {
   }
 
   void consider(Split&& s, std::optional<Split>& chosen) const {
-    if (s.yes.empty() || s.no.empty()) return;
+    if (s.yes.size() < std::max<std::size_t>(o_.min_leaf_points, 1) || s.no.size() < std::max<std::size_t>(o_.min_leaf_points, 1)) return;
     const Fit a = fit(s.yes), b = fit(s.no);
     s.unserved = (s.yes.size() - a.served) + (s.no.size() - b.served);
     s.worst = std::max(a.worst, b.worst);
@@ -160,6 +163,15 @@ class Learner {
     tree_.nodes.push_back(split->node);
     const int yes = grow(split->yes, depth + 1);
     const int no = grow(split->no, depth + 1);
+    // With leaves held to a minimum size, both sides of a split may end naming one variant: then
+    // the split says nothing, and the node is that variant's leaf (the two leaves are the last nodes).
+    const TreeNode& a = tree_.nodes[static_cast<std::size_t>(yes)];
+    const TreeNode& b = tree_.nodes[static_cast<std::size_t>(no)];
+    if (a.is_leaf() && b.is_leaf() && a.variant == b.variant) {
+      const auto v = static_cast<std::size_t>(std::find(t_.variants.begin(), t_.variants.end(), a.variant) - t_.variants.begin());
+      tree_.nodes.resize(static_cast<std::size_t>(index));
+      return add_leaf(set, fit_of(set, v));
+    }
     tree_.nodes[index].yes = yes;
     tree_.nodes[index].no = no;
     return index;
@@ -243,7 +255,9 @@ std::size_t DispatchTree::depth() const {
   return deepest;
 }
 
-DispatchTree learn_tree(const TreeTable& table, const TreeOptions& options) {
+namespace {
+
+void check_table(const TreeTable& table) {
   if (table.points.empty() || table.variants.empty()) throw std::runtime_error("dispatch tree: no measurements to learn from");
   for (const auto& row : table.time) {
     if (row.size() != table.variants.size()) throw std::runtime_error("dispatch tree: a row of the table is incomplete");
@@ -251,7 +265,61 @@ DispatchTree learn_tree(const TreeTable& table, const TreeOptions& options) {
       if (!(v > 0) || !std::isfinite(v)) throw std::runtime_error("dispatch tree: a time is not a positive number");
     }
   }
-  return Learner(table, options).learn();
+}
+
+TreeTable without_point(const TreeTable& t, std::size_t left_out) {
+  TreeTable sub;
+  sub.variants = t.variants;
+  for (std::size_t i = 0; i < t.points.size(); ++i) {
+    if (i == left_out) continue;
+    sub.points.push_back(t.points[i]);
+    sub.time.push_back(t.time[i]);
+    sub.floor_s.push_back(i < t.floor_s.size() ? t.floor_s[i] : 0.0);
+  }
+  return sub;
+}
+
+}  // namespace
+
+std::size_t choose_min_leaf_points(const TreeTable& table, const TreeOptions& options) {
+  check_table(table);
+  const std::size_t n = table.points.size();
+  std::size_t chosen = 1;
+  double chosen_worst = 0, chosen_mean = 0;
+  for (std::size_t m = 1; m <= kMaxLeafPoints && (m == 1 || 2 * m <= n); ++m) {
+    double worst = 1, log_sum = 0;
+    for (std::size_t i = 0; n > 1 && i < n; ++i) {
+      TreeOptions o = options;
+      o.min_leaf_points = m;
+      const DispatchTree tree = Learner(without_point(table, i), o).learn();
+      const std::string& v = tree.nodes[tree.leaf_of(table.points[i])].variant;
+      const auto at = std::find(table.variants.begin(), table.variants.end(), v) - table.variants.begin();
+      const double r = regret(table.time[i], static_cast<std::size_t>(at));
+      worst = std::max(worst, r);
+      log_sum += std::log(r);
+    }
+    const double mean = n > 1 ? log_sum / static_cast<double>(n) : 0.0;
+    if (m == 1 || worst < chosen_worst || (worst == chosen_worst && mean < chosen_mean)) {
+      chosen = m;
+      chosen_worst = worst;
+      chosen_mean = mean;
+    }
+  }
+  return chosen;
+}
+
+DispatchTree learn_tree(const TreeTable& table, const TreeOptions& options) {
+  check_table(table);
+  if (options.min_leaf_points == 0) {
+    TreeOptions o = options;
+    o.min_leaf_points = choose_min_leaf_points(table, options);
+    DispatchTree tree = Learner(table, o).learn();
+    tree.min_leaf_points = o.min_leaf_points;
+    return tree;
+  }
+  DispatchTree tree = Learner(table, options).learn();
+  tree.min_leaf_points = std::max<std::size_t>(options.min_leaf_points, 1);
+  return tree;
 }
 
 double regret(const std::vector<double>& times_at_point, std::size_t variant) {

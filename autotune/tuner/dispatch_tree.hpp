@@ -35,6 +35,7 @@ struct TreeNode {
 // nodes[0] is the root; children come after their parent (preorder).
 struct DispatchTree {
   std::vector<TreeNode> nodes;
+  std::size_t min_leaf_points = 1;  // what it was learned with (chosen by leave-one-out or given)
 
   // Index of the leaf a problem reaches.
   std::size_t leaf_of(const Problem& p) const;
@@ -54,14 +55,23 @@ struct TreeTable {
 struct TreeOptions {
   double tolerance = 1.05;      // a leaf's variant may be this much slower than a point's best
   std::size_t max_depth = 12;   // a bound on the tree (and on the record's JSON nesting)
+  std::size_t min_leaf_points = 1;  // a split leaves at least this many points on each side; 0: chosen
 };
+
+// With min_leaf_points 0, the value that generalises best is chosen by leave-one-out over the
+// points: for each candidate (1 to kMaxLeafPoints, at most half the points) a tree is learned
+// without each point in turn and judged at the point it did not see; the candidate with the
+// smallest worst regret there wins (then the smaller mean log regret, then the smaller value).
+inline constexpr std::size_t kMaxLeafPoints = 8;
+std::size_t choose_min_leaf_points(const TreeTable& table, const TreeOptions& options);
 
 // Greedy, CART-like: a node whose points one variant serves within the tolerance becomes a leaf
 // naming that variant (the one with the smallest worst regret, then the smallest geometric mean
 // time, then the first in the table's order); otherwise it splits where the fewest points are left
 // unserved on both sides (ties: the smaller worst regret, then the dims' order and the smaller
 // threshold). Thresholds of int dims lie between two measured values, at their midpoint in log2
-// rounded to an integer. Growth stops at the first node one variant serves, so no two sibling
+// rounded to an integer. A split that would leave fewer than min_leaf_points on a side is not
+// considered, so a node may end as a leaf that does not serve all its points. Growth stops at the first node one variant serves, so no two sibling
 // leaves can be merged within the tolerance: the tree is already pruned.
 DispatchTree learn_tree(const TreeTable& table, const TreeOptions& options);
 

@@ -149,7 +149,8 @@ void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>&
   d.tolerance = m.tuning.regret_tolerance;
   d.coverage_points = table.points.size();
   if (m.buckets.empty()) {
-    d.tree = learn_tree(table, TreeOptions{m.tuning.regret_tolerance});
+    d.tree = learn_tree(table, TreeOptions{m.tuning.regret_tolerance, TreeOptions{}.max_depth,
+                                                static_cast<std::size_t>(m.tuning.min_leaf_points)});
     record.domain = d;  // the dispatch below reads the tree from the record
   }
 

@@ -104,7 +104,10 @@ std::string domain_summary(const RecordedDomain& d) {
   s << "  domain: " << d.coverage_points << " coverage points, dispatch regret there median "
     << fixed(d.coverage_median_regret, 3) << ", worst " << fixed(d.coverage_worst_regret, 3) << " (tolerance "
     << fixed(d.tolerance, 2) << ")";
-  if (d.tree) s << "; learned dispatch of " << d.tree->leaf_count() << " leaves, depth " << d.tree->depth();
+  if (d.tree) {
+    s << "; learned dispatch of " << d.tree->leaf_count() << " leaves, depth " << d.tree->depth();
+    if (d.tree->min_leaf_points != 1) s << ", at least " << d.tree->min_leaf_points << " points a leaf";
+  }
   s << "\n  held out: " << figures_line(domain_figures(d)) << " (" << d.finalists.size() << " finalists timed)\n";
   return s.str();
 }

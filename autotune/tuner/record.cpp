@@ -18,7 +18,11 @@ nlohmann::ordered_json domain_to_json(const RecordedDomain& d) {
   j["coverage"] = {{"points", d.coverage_points},
                    {"worst_regret", d.coverage_worst_regret},
                    {"median_regret", d.coverage_median_regret}};
-  if (d.tree) j["tree"] = tree_to_json(*d.tree);
+  if (d.tree) {
+    // Only when not 1, so records learned without the option read as they were.
+    if (d.tree->min_leaf_points != 1) j["min_leaf_points"] = d.tree->min_leaf_points;
+    j["tree"] = tree_to_json(*d.tree);
+  }
   j["finalists"] = d.finalists;
   j["held_out"] = nlohmann::ordered_json::array();
   for (const auto& p : d.held_out) {
@@ -40,7 +44,10 @@ RecordedDomain domain_from_json(const nlohmann::ordered_json& j) {
   d.coverage_points = coverage.at("points").get<std::size_t>();
   d.coverage_worst_regret = coverage.at("worst_regret").get<double>();
   d.coverage_median_regret = coverage.at("median_regret").get<double>();
-  if (j.contains("tree")) d.tree = tree_from_json(j.at("tree"));
+  if (j.contains("tree")) {
+    d.tree = tree_from_json(j.at("tree"));
+    d.tree->min_leaf_points = j.value("min_leaf_points", std::size_t{1});
+  }
   d.finalists = j.at("finalists").get<std::vector<std::string>>();
   for (const auto& jp : j.at("held_out")) {
     HeldOutPoint p;

@@ -197,7 +197,7 @@ std::int64_t domain_point_count(const JsonNode& node) {
 }
 
 Tuning load_tuning(const JsonNode& node) {
-  node.require_object({"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance"}, {});
+  node.require_object({"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance", "min_leaf_points"}, {});
   Tuning t;
   if (node.has("max_variants")) t.max_variants = node["max_variants"].positive_integer();
   if (node.has("timeout_s")) t.timeout_s = node["timeout_s"].positive_integer();
@@ -208,6 +208,19 @@ Tuning load_tuning(const JsonNode& node) {
     if (t.regret_tolerance < 1 || t.regret_tolerance > 10) {
       node["regret_tolerance"].fail("expected a ratio of times from 1 to 10 (1.05: within 5 % of the best), got " +
                                     describe_json(node["regret_tolerance"].json()));
+    }
+  }
+  if (node.has("min_leaf_points")) {
+    const JsonNode n = node["min_leaf_points"];
+    if (n.json().is_string()) {
+      if (n.string() != "auto") n.fail("expected a positive integer or \"auto\", got " + describe_json(n.json()));
+      t.min_leaf_points = 0;
+      return t;
+    }
+    t.min_leaf_points = n.positive_integer();
+    if (t.coverage > 0 && t.min_leaf_points > t.coverage) {
+      node["min_leaf_points"].fail("a leaf cannot hold more points than the coverage set has (" +
+                                   std::to_string(t.coverage) + "), got " + std::to_string(t.min_leaf_points));
     }
   }
   return t;

@@ -133,6 +133,8 @@ ordered_json tuning_json(const Manifest& m) {
     t["coverage"] = m.tuning.coverage;
     t["held_out"] = m.tuning.held_out;
     t["regret_tolerance"] = m.tuning.regret_tolerance;
+    // Only when set, so the manifests of spaces without it stay as they were.
+    if (m.tuning.min_leaf_points != 1) t["min_leaf_points"] = m.tuning.min_leaf_points;  // 0: auto
   }
   return t;
 }
@@ -144,6 +146,7 @@ Tuning tuning_from_json(const ordered_json& j) {
   t.coverage = j.value("coverage", t.coverage);
   t.held_out = j.value("held_out", t.held_out);
   t.regret_tolerance = j.value("regret_tolerance", t.regret_tolerance);
+  t.min_leaf_points = j.value("min_leaf_points", t.min_leaf_points);
   return t;
 }
 

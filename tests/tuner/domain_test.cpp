@@ -193,6 +193,63 @@ TEST_CASE("every coverage point is served within the tolerance, whatever the tab
   CHECK(counted == t.points.size());
 }
 
+TEST_CASE("a leaf holds at least min_leaf_points points, and no split ends in two leaves of one variant", "[tree]") {
+  TreeTable t;
+  for (int v = 0; v < 5; ++v) t.variants.push_back("v" + std::to_string(v));
+  for (int i = 0; i < 40; ++i) {
+    t.points.push_back(rc(1 + (i * 37) % 101, 1 + (i * 53) % 997));
+    std::vector<double> row;
+    for (int v = 0; v < 5; ++v) row.push_back(1.0 + ((i * 7 + v * 13) % 11) / 10.0);
+    t.time.push_back(row);
+    t.floor_s.push_back(0.5);
+  }
+  for (std::size_t m : {2u, 4u, 7u}) {
+    const DispatchTree tree = learn_tree(t, {1.05, 12, m});
+    CHECK(tree.min_leaf_points == m);
+    std::size_t counted = 0;
+    for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
+      const auto& n = tree.nodes[i];
+      if (n.is_leaf()) {
+        CHECK(n.points >= m);
+        counted += n.points;
+        continue;
+      }
+      const auto& yes = tree.nodes[static_cast<std::size_t>(n.yes)];
+      const auto& no = tree.nodes[static_cast<std::size_t>(n.no)];
+      CHECK_FALSE((yes.is_leaf() && no.is_leaf() && yes.variant == no.variant));
+    }
+    CHECK(counted == t.points.size());
+  }
+}
+
+// Variant "a" is fastest everywhere but at two cliffs (points 3 and 7 of ten), where it is 1.5x
+// "c"; "c" is 1.5x "a" everywhere else. Leaves of one point fit the cliffs and mislead their
+// neighbours; leave-one-out sees that and takes larger leaves, which name "a" alone.
+TEST_CASE("min_leaf_points auto: leave-one-out prefers leaves that carry across cliffs", "[tree]") {
+  TreeTable t;
+  t.variants = {"a", "c"};
+  for (int i = 0; i < 10; ++i) {
+    kiln::Problem p;
+    p.set("n", std::int64_t{1024} << i);
+    t.points.push_back(p);
+    const bool cliff = i == 3 || i == 7;
+    t.time.push_back(cliff ? std::vector<double>{1.5, 1.0} : std::vector<double>{1.0, 1.5});
+    t.floor_s.push_back(0.5);
+  }
+  const DispatchTree fitted = learn_tree(t, {1.05, 12, 1});
+  CHECK(worst_regret_of(fitted, t) == 1.0);
+  CHECK(fitted.leaf_count() >= 5);  // each cliff a leaf of its own
+
+  CHECK(choose_min_leaf_points(t, {1.05, 12, 0}) > 1);
+  const DispatchTree chosen = learn_tree(t, {1.05, 12, 0});
+  CHECK(chosen.min_leaf_points > 1);
+  CHECK(leaf_variants(chosen) == std::vector<std::string>{"a"});
+
+  // Two clean regimes keep their split.
+  const DispatchTree regimes = learn_tree(two_regimes(), {1.05, 12, 0});
+  CHECK(leaf_variants(regimes) == std::vector<std::string>{"narrow", "wide"});
+}
+
 TEST_CASE("a table with a missing or non-positive time is refused", "[tree]") {
   TreeTable t = two_regimes();
   t.time[3][1] = 0;

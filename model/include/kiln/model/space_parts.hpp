@@ -91,6 +91,11 @@ struct Tuning {
   std::int64_t coverage = 0;
   std::int64_t held_out = 0;
   double regret_tolerance = 1.05;
+  // The fewest coverage points a leaf of the learned dispatch may hold. 1 fits every point; more
+  // make each leaf's variant hold over a stretch of the domain, which carries across performance
+  // cliffs between points (a grid's last partial wave) better than a leaf fitted to one point.
+  // 0 ("auto" in a space file): the tuner picks it by leave-one-out over the coverage points.
+  std::int64_t min_leaf_points = 1;
   bool operator==(const Tuning&) const = default;
 };
 
