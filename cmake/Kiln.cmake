@@ -1,4 +1,5 @@
-# Kiln's CMake interface: kiln_add_kernel().
+# Kiln's CMake interface: kiln_add_kernel(), and kiln_add_family() for several spaces behind one
+# API (KilnFamily.cmake).
 #
 #   kiln_add_kernel(<kernel>
 #     SPACE <space.json>                  # the parameter space (generator/README.md)
@@ -418,13 +419,32 @@ architectures ${CMAKE_CUDA_ARCHITECTURES}
     add_dependencies(kiln_tuning kiln_header_${kernel})
   endif()
 
+  # What kiln_add_family() takes from its members (KilnFamily.cmake).
+  set_target_properties(kiln_header_${kernel} PROPERTIES
+    KILN_MANIFEST "${manifest}" KILN_API_COMPILE_OPTIONS "${compile_options}" KILN_SOURCES "${sources}")
+
   if(ARG_LIBRARY)
-    target_sources(${ARG_LIBRARY} PRIVATE ${ARG_API_SOURCES} "${header}")
+    target_sources(${ARG_LIBRARY} PRIVATE "${header}")
     add_dependencies(${ARG_LIBRARY} kiln_header_${kernel})
     target_include_directories(${ARG_LIBRARY} PUBLIC $<BUILD_INTERFACE:${KILN_GENERATED_INCLUDE_DIR}>)
     target_include_directories(${ARG_LIBRARY} PRIVATE ${include_dirs})
     target_link_libraries(${ARG_LIBRARY} PUBLIC Kiln::headers ${ARG_LINK_LIBRARIES})
-    set_source_files_properties(${ARG_API_SOURCES} TARGET_DIRECTORY ${ARG_LIBRARY} PROPERTIES
-                                COMPILE_OPTIONS "${compile_options}" OBJECT_DEPENDS "${sources}")
+    _kiln_api_sources(${ARG_LIBRARY} kiln_header_${kernel} ${ARG_API_SOURCES})
   endif()
 endfunction()
+
+# Adds API sources to a library, compiled with the options of a kernel's variants and rebuilt when
+# the kernel's sources change; `header_target` is the kernel's (or family's) kiln_header_<name>.
+function(_kiln_api_sources library header_target)
+  set(api_sources ${ARGN})
+  if(NOT api_sources)
+    return()
+  endif()
+  get_target_property(compile_options ${header_target} KILN_API_COMPILE_OPTIONS)
+  get_target_property(sources ${header_target} KILN_SOURCES)
+  target_sources(${library} PRIVATE ${api_sources})
+  set_source_files_properties(${api_sources} TARGET_DIRECTORY ${library} PROPERTIES
+                              COMPILE_OPTIONS "${compile_options}" OBJECT_DEPENDS "${sources}")
+endfunction()
+
+include("${CMAKE_CURRENT_LIST_DIR}/KilnFamily.cmake")

@@ -67,4 +67,5 @@ install(FILES
   "${CMAKE_CURRENT_BINARY_DIR}/install/KilnConfig.cmake"
   "${PROJECT_BINARY_DIR}/KilnConfigVersion.cmake"
   cmake/Kiln.cmake
+  cmake/KilnFamily.cmake
   DESTINATION ${KILN_INSTALL_CMAKEDIR})

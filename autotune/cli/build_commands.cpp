@@ -37,6 +37,10 @@ struct HeaderArgs {
   std::string manifest, record, out;
 };
 
+struct FamilyHeaderArgs {
+  std::string family, out;
+};
+
 // `kiln compile`: the variants of one kernel, with the template's captured command lines.
 int compile(const CompileArgs& a) {
   tuner::Manifest m = tuner::load_manifest(a.manifest);
@@ -70,6 +74,11 @@ int header(const HeaderArgs& a) {
   std::string text = tuner::dispatch_header(m, record, warnings);
   for (const auto& w : warnings) std::cerr << "kiln: warning: " << a.record << ": " << w << "\n";
   tuner::write_if_changed(a.out, text);
+  return 0;
+}
+
+int family_header(const FamilyHeaderArgs& a) {
+  tuner::write_if_changed(a.out, tuner::family_header(model::load_family(a.family)));
   return 0;
 }
 
@@ -111,6 +120,12 @@ void add_build_commands(CLI::App& app, int& exit_code) {
       ->check(CLI::ExistingFile);
   h->add_option("--out", header_args->out, "header to write")->required()->check(non_empty_path());
   h->callback([header_args, &exit_code] { exit_code = header(*header_args); });
+
+  auto family_args = std::make_shared<FamilyHeaderArgs>();
+  auto* f = app.add_subcommand("family-header", "Write a kernel family's header, which switches on the family's key");
+  f->add_option("--family", family_args->family, "family file (written by kiln_add_family)")->required()->check(CLI::ExistingFile);
+  f->add_option("--out", family_args->out, "header to write")->required()->check(non_empty_path());
+  f->callback([family_args, &exit_code] { exit_code = family_header(*family_args); });
 }
 
 }  // namespace kiln::cli

@@ -4,7 +4,7 @@
 
 namespace kiln::cli {
 
-// generate, capture, compile, header: what the build runs.
+// generate, capture, compile, header, family-header: what the build runs.
 void add_build_commands(CLI::App& app, int& exit_code);
 // tune, verify, replay: measuring.
 void add_tuning_commands(CLI::App& app, int& exit_code);

@@ -1,5 +1,5 @@
 // kiln: build-time autotuning for CUDA and CPU kernels. The build calls it (generate, capture, compile,
-// tune, header); people call it too (log, attempt, link, report, verify, replay).
+// tune, header, family-header); people call it too (log, attempt, link, report, verify, replay).
 #include <csignal>
 #include <iostream>
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/model/family.hpp"
 #include "manifest.hpp"
 #include "record.hpp"
 
@@ -21,6 +22,11 @@ std::string dispatch_header(const Manifest& manifest, const std::optional<Record
 // if/else over the named dims, each leaf launching its configuration (header_tree.cpp).
 std::string tree_dispatch_header(const Manifest& manifest, const std::optional<Record>& record,
                                  std::vector<std::string>& warnings);
+
+// The header of a kernel family (kiln/tuned/<family>.hpp, header_family.cpp): the problem every
+// member takes, the key's values, and dispatch() and provenance() that switch on the key and hand
+// the problem to the member's own header. Made from the family and its members' manifests alone.
+std::string family_header(const model::Family& family);
 
 // Canonical variant name without the "<kernel>__" prefix: the name of its config struct.
 std::string config_struct_name(const Manifest& manifest, const std::string& variant);

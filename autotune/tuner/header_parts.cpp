@@ -35,9 +35,13 @@ void write_preamble(std::ostream& h, const Manifest& m, const Record* tuned) {
 }
 
 void write_problem_struct(std::ostream& h, const Manifest& m) {
-  h << "// The problem, in the order the space declares its dimensions.\n";
+  write_problem_struct(h, m.dims, "The problem, in the order the space declares its dimensions.");
+}
+
+void write_problem_struct(std::ostream& h, const std::vector<Dim>& dims, const std::string& comment) {
+  h << "// " << comment << "\n";
   h << "struct Problem {\n";
-  for (const auto& d : m.dims) {
+  for (const auto& d : dims) {
     if (d.symbolic) {
       h << "  ::kiln::Choice " << d.name << ";  // one of:";
       for (const auto& s : d.domain) h << " " << s;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "header.hpp"
 #include "kiln/model/config_struct.hpp"
@@ -20,6 +21,8 @@ using model::integer_literal;  // "4096LL"
 void write_preamble(std::ostream& h, const Manifest& m, const Record* tuned);
 // struct Problem, the dims in the space's order.
 void write_problem_struct(std::ostream& h, const Manifest& m);
+// The same under another comment line (a family's problem, which every member takes).
+void write_problem_struct(std::ostream& h, const std::vector<Dim>& dims, const std::string& comment);
 // The struct of one configuration (model::config_struct), named after its canonical variant name.
 void write_config_struct(std::ostream& h, const Manifest& m, const Variant& v);
 

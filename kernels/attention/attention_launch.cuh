@@ -15,8 +15,6 @@
 
 namespace kiln::attention {
 
-enum class ElementType { bf16, fp16 };
-
 struct SplitPlan {
   int splits = 1;
   int tiles_per_split = 0;
@@ -102,7 +100,7 @@ cudaError_t launch_forward(const ForwardParams& p, cudaStream_t stream) {
 // filled here) with variant Config. The keys are split only when the plan asks for it and
 // `scratch` holds at least scratch_bytes_for<Config>() bytes; otherwise one pass, same result.
 template <class Config>
-cudaError_t launch(ForwardParams p, ElementType element, bool causal, void* scratch, std::size_t scratch_bytes,
+cudaError_t launch(ForwardParams p, AttentionDType dtype, bool causal, void* scratch, std::size_t scratch_bytes,
                    int sm_count, cudaStream_t stream) {
   using T = Traits<Config>;
   p.m_blocks = ceil_div(p.seq_q, T::kBlockM);
@@ -117,7 +115,7 @@ cudaError_t launch(ForwardParams p, ElementType element, bool causal, void* scra
     p.o_partial = static_cast<float*>(scratch);
     p.lse_partial = p.o_partial + static_cast<std::size_t>(p.splits) * rows * T::kHeadDim;
   }
-  if (element == ElementType::bf16) {
+  if (dtype == AttentionDType::bf16) {
     return causal ? detail::launch_forward<T, __nv_bfloat16, true>(p, stream)
                   : detail::launch_forward<T, __nv_bfloat16, false>(p, stream);
   }

@@ -1,8 +1,11 @@
-// What one attention call hands to its kernels, by value. Strides count elements; the head
-// dimension is contiguous (stride 1). Row r of the log-sum-exp and of the split scratch is
-// (batch · heads_q + head) · seq_q + query.
+// What one attention call hands to its kernels, by value, and params_for(), the one place that
+// fills it from the public kiln::AttentionParams (the API, the workload and the benchmark all go
+// through it). Strides count elements; the head dimension is contiguous (stride 1). Row r of the
+// log-sum-exp and of the split scratch is (batch · heads_q + head) · seq_q + query.
 #pragma once
 #include <cstdint>
+
+#include "kiln/attention.hpp"
 
 namespace kiln::attention {
 
@@ -34,5 +37,39 @@ struct ForwardParams {
   float* o_partial = nullptr;    // [splits][rows][head_dim]
   float* lse_partial = nullptr;  // [splits][rows]
 };
+
+// The element type as the spaces' problem dim `dtype` names it ("bf16", "fp16").
+constexpr const char* dtype_name(AttentionDType dtype) { return dtype == AttentionDType::bf16 ? "bf16" : "fp16"; }
+
+// The kernels' parameters for a call (grid fields left to launch()).
+inline ForwardParams params_for(const AttentionParams& a) {
+  ForwardParams p;
+  p.q = a.q;
+  p.k = a.k;
+  p.v = a.v;
+  p.o = a.o;
+  p.lse = a.lse;
+  p.q_batch_stride = a.q_strides.batch;
+  p.q_head_stride = a.q_strides.head;
+  p.q_seq_stride = a.q_strides.seq;
+  p.k_batch_stride = a.k_strides.batch;
+  p.k_head_stride = a.k_strides.head;
+  p.k_seq_stride = a.k_strides.seq;
+  p.v_batch_stride = a.v_strides.batch;
+  p.v_head_stride = a.v_strides.head;
+  p.v_seq_stride = a.v_strides.seq;
+  p.o_batch_stride = a.o_strides.batch;
+  p.o_head_stride = a.o_strides.head;
+  p.o_seq_stride = a.o_strides.seq;
+  p.batch = a.batch;
+  p.heads_q = a.heads_q;
+  p.heads_kv = a.heads_kv;
+  p.seq_q = a.seq_q;
+  p.seq_k = a.seq_k;
+  p.group = a.heads_q / a.heads_kv;
+  p.scale = a.scale;
+  p.scale_log2 = a.scale * 1.4426950408889634f;
+  return p;
+}
 
 }  // namespace kiln::attention

@@ -20,15 +20,15 @@
 
 namespace kiln::attention {
 
-inline double element_to_double(std::uint16_t bits, ElementType element) {
-  return element == ElementType::bf16 ? kiln::float_from_bf16(bits) : kiln::float_from_f16(bits);
+inline double element_to_double(std::uint16_t bits, AttentionDType dtype) {
+  return dtype == AttentionDType::bf16 ? kiln::float_from_bf16(bits) : kiln::float_from_f16(bits);
 }
 
 // A float rounded to the element type (nearest even), as bits. fp16 goes through CUDA's own host
 // conversion: kiln::f16_from_float mis-rounds values in the fp16 subnormal range (|x| < 6.1e-5)
 // to infinities and NaNs, which would poison the inputs.
-inline std::uint16_t element_bits(float x, ElementType element) {
-  if (element == ElementType::bf16) return kiln::bf16_from_float(x);
+inline std::uint16_t element_bits(float x, AttentionDType dtype) {
+  if (dtype == AttentionDType::bf16) return kiln::bf16_from_float(x);
   const __half h = __float2half_rn(x);
   std::uint16_t bits;
   std::memcpy(&bits, &h, sizeof bits);
@@ -52,7 +52,7 @@ inline double reference_row_cpu(const Shape& s, const HostInputs& in, std::int64
   const int D = s.head_dim;
   const std::int64_t q0 = b * qs.batch + h * qs.head + i * qs.seq;
   std::vector<double> q(D);
-  for (int d = 0; d < D; ++d) q[d] = element_to_double(in.q[q0 + d], s.element);
+  for (int d = 0; d < D; ++d) q[d] = element_to_double(in.q[q0 + d], s.dtype);
 
   const int keys = s.visible_keys(i);
   std::vector<double> score(keys > 0 ? keys : 0);
@@ -60,7 +60,7 @@ inline double reference_row_cpu(const Shape& s, const HostInputs& in, std::int64
   for (int j = 0; j < keys; ++j) {
     const std::int64_t k0 = b * ks.batch + hk * ks.head + j * ks.seq;
     double dot = 0;
-    for (int d = 0; d < D; ++d) dot += q[d] * element_to_double(in.k[k0 + d], s.element);
+    for (int d = 0; d < D; ++d) dot += q[d] * element_to_double(in.k[k0 + d], s.dtype);
     score[j] = dot * static_cast<double>(s.scale());
     m = std::max(m, score[j]);
   }
@@ -71,7 +71,7 @@ inline double reference_row_cpu(const Shape& s, const HostInputs& in, std::int64
     const double w = std::exp(score[j] - m);
     sum += w;
     const std::int64_t v0 = b * ks.batch + hk * ks.head + j * ks.seq;
-    for (int d = 0; d < D; ++d) out[d] += w * element_to_double(in.v[v0 + d], s.element);
+    for (int d = 0; d < D; ++d) out[d] += w * element_to_double(in.v[v0 + d], s.dtype);
   }
   for (int d = 0; d < D; ++d) out[d] /= sum;
   return m + std::log(sum);

@@ -1,5 +1,6 @@
 // One attention problem as the workload, the references and the tests see it: sizes, element
-// type, mask and memory layout, and the element strides that layout implies.
+// type, mask and memory layout, the element strides that layout implies, and the public call's
+// parameters over contiguous buffers in that layout.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -22,7 +23,7 @@ struct Strides {
 
 struct Shape {
   int batch = 1, heads_q = 1, heads_kv = 1, seq_q = 1, seq_k = 1, head_dim = 64;
-  ElementType element = ElementType::bf16;
+  AttentionDType dtype = AttentionDType::bf16;
   bool causal = false;
   Layout layout = Layout::bshd;
 
@@ -45,10 +46,34 @@ struct Shape {
   }
   float scale() const { return 1.0f / std::sqrt(static_cast<float>(head_dim)); }
 
+  // The public call's parameters for this problem over contiguous buffers in its layout.
+  AttentionParams attention_params(const void* q, const void* k, const void* v, void* o, float* lse) const {
+    AttentionParams a;
+    a.q = q;
+    a.k = k;
+    a.v = v;
+    a.o = o;
+    a.lse = lse;
+    a.dtype = dtype;
+    a.batch = batch;
+    a.heads_q = heads_q;
+    a.heads_kv = heads_kv;
+    a.seq_q = seq_q;
+    a.seq_k = seq_k;
+    a.head_dim = head_dim;
+    const Strides qs = q_strides();
+    const Strides kvs = kv_strides();
+    a.q_strides = a.o_strides = {qs.batch, qs.head, qs.seq};
+    a.k_strides = a.v_strides = {kvs.batch, kvs.head, kvs.seq};
+    a.causal = causal;
+    a.scale = scale();
+    return a;
+  }
+
   std::string describe() const {
     return "B=" + std::to_string(batch) + " Hq=" + std::to_string(heads_q) + " Hkv=" + std::to_string(heads_kv) +
            " Sq=" + std::to_string(seq_q) + " Sk=" + std::to_string(seq_k) + " D=" + std::to_string(head_dim) +
-           (element == ElementType::bf16 ? " bf16" : " fp16") + (causal ? " causal" : " full") +
+           " " + dtype_name(dtype) + (causal ? " causal" : " full") +
            (layout == Layout::bshd ? " bshd" : " bhsd");
   }
 };
@@ -70,10 +95,10 @@ inline Shape shape_from_problem(const kiln::Problem& problem, int head_dim) {
   s.head_dim = head_dim;
   if (s.heads_q % s.heads_kv != 0) throw kiln::Error("attention: Hq must be a multiple of Hkv");
   const std::string& dtype = problem.s("dtype");
-  if (dtype == "bf16") {
-    s.element = ElementType::bf16;
-  } else if (dtype == "fp16") {
-    s.element = ElementType::fp16;
+  if (dtype == dtype_name(AttentionDType::bf16)) {
+    s.dtype = AttentionDType::bf16;
+  } else if (dtype == dtype_name(AttentionDType::fp16)) {
+    s.dtype = AttentionDType::fp16;
   } else {
     throw kiln::Error("attention: dtype must be bf16 or fp16, got " + dtype);
   }
@@ -84,33 +109,6 @@ inline Shape shape_from_problem(const kiln::Problem& problem, int head_dim) {
   if (layout != "bshd" && layout != "bhsd") throw kiln::Error("attention: layout must be bshd or bhsd, got " + layout);
   s.layout = layout == "bshd" ? Layout::bshd : Layout::bhsd;
   return s;
-}
-
-// Kernel parameters for a shape over contiguous buffers in its layout (grid fields left to launch()).
-inline ForwardParams params_for(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse) {
-  ForwardParams p;
-  p.q = q;
-  p.k = k;
-  p.v = v;
-  p.o = o;
-  p.lse = lse;
-  const Strides qs = s.q_strides();
-  const Strides kvs = s.kv_strides();
-  p.q_batch_stride = p.o_batch_stride = qs.batch;
-  p.q_head_stride = p.o_head_stride = qs.head;
-  p.q_seq_stride = p.o_seq_stride = qs.seq;
-  p.k_batch_stride = p.v_batch_stride = kvs.batch;
-  p.k_head_stride = p.v_head_stride = kvs.head;
-  p.k_seq_stride = p.v_seq_stride = kvs.seq;
-  p.batch = s.batch;
-  p.heads_q = s.heads_q;
-  p.heads_kv = s.heads_kv;
-  p.seq_q = s.seq_q;
-  p.seq_k = s.seq_k;
-  p.group = s.heads_q / s.heads_kv;
-  p.scale = s.scale();
-  p.scale_log2 = p.scale * 1.4426950408889634f;
-  return p;
 }
 
 }  // namespace kiln::attention

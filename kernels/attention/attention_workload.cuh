@@ -1,7 +1,8 @@
-// The Kiln workload of the attention spaces (one per head dimension): inputs drawn from a seed,
-// outputs O (bf16/fp16) and the log-sum-exp (fp32), split scratch sized for any variant, and the
-// check against an fp64 host reference (small problems, every row) or an fp32 GPU reference
-// (large problems, a random sample of rows; every element is still checked for being written).
+// The Kiln workload of the attention spaces (WorkloadD<D>, one per head dimension): inputs drawn
+// from a seed, outputs O (bf16/fp16) and the log-sum-exp (fp32), split scratch sized for any
+// variant, and the check against an fp64 host reference (small problems, every row) or an fp32
+// GPU reference (large problems, a random sample of rows; every element is still checked for
+// being written).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -64,14 +65,14 @@ class Workload final : public kiln::Workload {
     lse_ = kiln::cuda::DeviceBuffer<float>(static_cast<std::size_t>(shape_.rows()));
     scratch_ = kiln::cuda::DeviceBuffer<float>(max_split_scratch_bytes(shape_, sm_count_) / sizeof(float));
     if (host_reference()) host_ = std::move(in);  // kept only where the host reference needs it
-    params_ = params_for(shape_, q_.get(), k_.get(), v_.get(), o_.get(), lse_.get());
+    params_ = params_for(shape_.attention_params(q_.get(), k_.get(), v_.get(), o_.get(), lse_.get()));
   }
 
   template <class Config>
   void run(cudaStream_t stream) {
     static_assert(Config::HEAD_DIM == kHeadDim, "variant of another head dimension");
     const cudaError_t status =
-        launch<Config>(params_, shape_.element, shape_.causal, scratch_.get(), scratch_.bytes(), sm_count_, stream);
+        launch<Config>(params_, shape_.dtype, shape_.causal, scratch_.get(), scratch_.bytes(), sm_count_, stream);
     if (status != cudaSuccess) {
       throw kiln::RuntimeError(std::string("attention launch failed: ") + cudaGetErrorName(status) + " (" +
                                cudaGetErrorString(status) + ") for " + shape_.describe());
@@ -79,7 +80,7 @@ class Workload final : public kiln::Workload {
   }
 
   void poison() override {
-    o_.fill(shape_.element == ElementType::bf16 ? kiln::poison::bf16 : kiln::poison::f16);
+    o_.fill(shape_.dtype == AttentionDType::bf16 ? kiln::poison::bf16 : kiln::poison::f16);
     lse_.fill(kiln::float_of_bits(kiln::poison::f32));
   }
 
@@ -108,8 +109,8 @@ class Workload final : public kiln::Workload {
     std::vector<std::int32_t> slot(static_cast<std::size_t>(rows), -1);
     for (std::size_t n = 0; n < ref_rows.size(); ++n) slot[ref_rows[n]] = static_cast<std::int32_t>(n);
 
-    const bool bf16 = shape_.element == ElementType::bf16;
-    kiln::Comparison out_cmp("out", bf16 ? "bf16" : "fp16");
+    const bool bf16 = shape_.dtype == AttentionDType::bf16;
+    kiln::Comparison out_cmp("out", dtype_name(shape_.dtype));
     kiln::Comparison lse_cmp("lse", "fp32");
     std::uint64_t empty_rows = 0, empty_unwritten = 0, empty_wrong = 0;
     const Strides qs = shape_.q_strides();
@@ -166,7 +167,7 @@ class Workload final : public kiln::Workload {
 
   std::vector<std::uint16_t> draw(kiln::Rng& rng, std::int64_t count, float sigma) const {
     std::vector<std::uint16_t> out(static_cast<std::size_t>(count));
-    for (auto& x : out) x = element_bits(sigma * rng.normal(), shape_.element);
+    for (auto& x : out) x = element_bits(sigma * rng.normal(), shape_.dtype);
     return out;
   }
 
@@ -197,7 +198,7 @@ class Workload final : public kiln::Workload {
     kiln::cuda::DeviceBuffer<float> out_dev(rows.size() * kHeadDim);
     kiln::cuda::DeviceBuffer<float> lse_dev(rows.size());
     const auto blocks = static_cast<unsigned>(rows.size());
-    if (shape_.element == ElementType::bf16) {
+    if (shape_.dtype == AttentionDType::bf16) {
       reference_rows_kernel<kHeadDim, __nv_bfloat16>
           <<<blocks, kReferenceThreads>>>(params_, shape_.causal, rows_dev.get(), out_dev.get(), lse_dev.get());
     } else {
@@ -221,7 +222,9 @@ class Workload final : public kiln::Workload {
   ForwardParams params_;
 };
 
+// The workloads the spaces name (a space's harness names a class, not a template instance).
 using WorkloadD64 = Workload<64>;
 using WorkloadD128 = Workload<128>;
+using WorkloadD256 = Workload<256>;
 
 }  // namespace kiln::attention

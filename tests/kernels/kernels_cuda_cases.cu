@@ -1,4 +1,4 @@
-// The CUDA kernel cases: a few configurations of each family's space, compiled for sm_89 and
+// The CUDA kernel cases: a few configurations of each kernel's space, compiled for sm_89 and
 // sm_90a, run through their workloads the way the harness runs them.
 #include <cuda_runtime.h>
 

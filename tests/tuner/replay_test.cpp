@@ -17,9 +17,9 @@ struct Recorded {
   Manifest manifest;
   std::map<std::size_t, std::optional<double>> scores;
 
-  explicit Recorded(const std::string& family, const std::string& kernel) {
+  explicit Recorded(const std::string& folder, const std::string& kernel) {
     const std::filesystem::path root = KILN_SOURCE_DIR;
-    kiln::gen::generate(root / "kernels" / family / (kernel + ".space.json"), root / "presets/devices/h200.json",
+    kiln::gen::generate(root / "kernels" / folder / (kernel + ".space.json"), root / "presets/devices/h200.json",
                         dir / kernel);
     manifest = load_manifest(dir / kernel / "manifest.json");
     // Opening a worklog switches it to WAL: work on a copy, never on the committed file.

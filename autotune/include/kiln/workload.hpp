@@ -1,4 +1,4 @@
-// The contract between a kernel family and the Kiln harness.
+// The contract between a kernel and the Kiln harness.
 //
 // A kernel author writes one Workload class per space. The harness constructs it for a problem
 // and a seed, poisons its outputs, runs a variant through `run<Config>`, and asks it to check the

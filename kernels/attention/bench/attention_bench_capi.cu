@@ -10,13 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "attention_forward.hpp"
+#include "attention_device.hpp"
 #include "attention_launch.cuh"
+#include "attention_params.cuh"
 #include "kiln/attention.hpp"
 
 #define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST)                                                  \
-  cudaError_t kiln_bench_launch_##NAME(const kiln::attention::ForwardParams&, kiln::attention::ElementType, \
-                                       bool, void*, std::size_t, int, cudaStream_t);                      \
+  cudaError_t kiln_bench_launch_##NAME(const kiln::attention::ForwardParams&, kiln::AttentionDType, bool,  \
+                                       void*, std::size_t, int, cudaStream_t);                             \
   std::size_t kiln_bench_scratch_##NAME(const kiln::attention::ForwardParams&, int);                       \
   const char* kiln_bench_name_##NAME();
 #include "bench_variants.inc"
@@ -26,7 +27,7 @@ namespace {
 
 struct Variant {
   int head_dim;
-  cudaError_t (*launch)(const kiln::attention::ForwardParams&, kiln::attention::ElementType, bool, void*, std::size_t,
+  cudaError_t (*launch)(const kiln::attention::ForwardParams&, kiln::AttentionDType, bool, void*, std::size_t,
                         int, cudaStream_t);
   std::size_t (*scratch)(const kiln::attention::ForwardParams&, int);
   const char* (*name)();
@@ -66,8 +67,6 @@ kiln::AttentionParams to_params(const KilnAttentionCall& c) {
   p.workspace_bytes = c.workspace_bytes;
   return p;
 }
-
-kiln::attention::ForwardParams to_forward(const KilnAttentionCall& c) { return kiln::attention::to_forward(to_params(c)); }
 
 using kiln::attention::sm_count;
 
@@ -134,9 +133,10 @@ int kiln_attention_bench_forward_variant(int index, const KilnAttentionCall* cal
     last_error = e.what();
     return 1;
   }
-  const auto element = call->dtype == 0 ? kiln::attention::ElementType::bf16 : kiln::attention::ElementType::fp16;
-  const cudaError_t status = kVariants[index].launch(to_forward(*call), element, call->causal != 0, call->workspace,
-                                                     call->workspace_bytes, sm_count(), static_cast<cudaStream_t>(stream));
+  const kiln::AttentionParams params = to_params(*call);
+  const cudaError_t status =
+      kVariants[index].launch(kiln::attention::params_for(params), params.dtype, params.causal, params.workspace,
+                              params.workspace_bytes, sm_count(), static_cast<cudaStream_t>(stream));
   if (status != cudaSuccess) {
     last_error = std::string("launch failed: ") + cudaGetErrorString(status);
     return 1;
@@ -146,7 +146,7 @@ int kiln_attention_bench_forward_variant(int index, const KilnAttentionCall* cal
 
 size_t kiln_attention_bench_variant_workspace_bytes(int index, const KilnAttentionCall* call) {
   if (!valid_variant(index, call)) return 0;
-  return kVariants[index].scratch(to_forward(*call), sm_count());
+  return kVariants[index].scratch(kiln::attention::params_for(to_params(*call)), sm_count());
 }
 
 namespace {

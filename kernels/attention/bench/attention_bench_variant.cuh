@@ -13,9 +13,9 @@
   KILN_ATTENTION_CONFIG(Config, D, BM, BN, W, S, QR, ST);                                                  \
   }                                                                                                        \
   cudaError_t kiln_bench_launch_##NAME(const kiln::attention::ForwardParams& p,                            \
-                                       kiln::attention::ElementType element, bool causal, void* scratch,   \
+                                       kiln::AttentionDType dtype, bool causal, void* scratch,             \
                                        std::size_t scratch_bytes, int sms, cudaStream_t stream) {          \
-    return kiln::attention::launch<kiln_bench_##NAME::Config>(p, element, causal, scratch, scratch_bytes,  \
+    return kiln::attention::launch<kiln_bench_##NAME::Config>(p, dtype, causal, scratch, scratch_bytes,    \
                                                               sms, stream);                                \
   }                                                                                                        \
   std::size_t kiln_bench_scratch_##NAME(const kiln::attention::ForwardParams& p, int sms) {                \

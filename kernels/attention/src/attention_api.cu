@@ -1,5 +1,6 @@
-// kiln::attention_forward: argument checks, then the variant Kiln chose for the problem's bucket
-// (kiln/tuned/attention_d<D>.hpp, generated at build time from the tuning or its record).
+// kiln::attention_forward: argument checks, then the variant Kiln chose for the problem: the
+// family header kiln/tuned/attention.hpp switches on the head dimension and asks that member's
+// header (kiln/tuned/attention_d<D>.hpp, generated at build time from the tuning or its record).
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -8,19 +9,19 @@
 #include <stdexcept>
 #include <string>
 
-#include "attention_dispatch.hpp"
-#include "attention_forward.hpp"
+#include "attention_device.hpp"
 #include "attention_launch.cuh"
 #include "attention_params.cuh"
 #include "kiln/attention.hpp"
+#include "kiln/tuned/attention.hpp"
 
 namespace kiln {
 namespace {
 
-using attention::ElementType;
 using attention::ForwardParams;
+using attention::params_for;
 using attention::sm_count;
-using attention::to_forward;
+namespace family = tuned::attention;
 
 [[noreturn]] void reject(const std::string& what) { throw AttentionError("kiln::attention_forward: " + what); }
 
@@ -52,8 +53,8 @@ void validate(const AttentionParams& a) {
   check_pointer("lse", a.lse, false);
   check_pointer("workspace", a.workspace, false);
   if (a.dtype != AttentionDType::bf16 && a.dtype != AttentionDType::fp16) reject("dtype must be bf16 or fp16");
-  if (a.head_dim != 64 && a.head_dim != 128 && a.head_dim != 256) {
-    reject("head_dim " + std::to_string(a.head_dim) + " is not supported (supported: 64, 128, 256)");
+  if (!family::has_key(a.head_dim)) {
+    reject("head_dim " + std::to_string(a.head_dim) + " is not supported (supported: " + family::keys_text + ")");
   }
   if (a.batch < 1 || a.heads_q < 1 || a.heads_kv < 1 || a.seq_q < 1 || a.seq_k < 1) {
     reject("batch, heads_q, heads_kv, seq_q and seq_k must all be >= 1");
@@ -69,29 +70,26 @@ void validate(const AttentionParams& a) {
   check_strides("o", a.o_strides);
 }
 
-attention::DispatchProblem to_problem(const AttentionParams& a) {
-  attention::DispatchProblem p;
-  p.B = a.batch;
-  p.Hq = a.heads_q;
-  p.Hkv = a.heads_kv;
-  p.Sq = a.seq_q;
-  p.Sk = a.seq_k;
-  p.dtype = ::kiln::Choice{a.dtype == AttentionDType::bf16 ? "bf16" : "fp16"};
-  p.mask = ::kiln::Choice{a.causal ? "causal" : "full"};
-  p.layout = ::kiln::Choice{a.q_strides.seq == a.head_dim ? "bhsd" : "bshd"};
-  return p;
+family::Problem to_problem(const AttentionParams& a) {
+  return {a.batch,
+          a.heads_q,
+          a.heads_kv,
+          a.seq_q,
+          a.seq_k,
+          ::kiln::Choice{attention::dtype_name(a.dtype)},
+          ::kiln::Choice{a.causal ? "causal" : "full"},
+          ::kiln::Choice{a.q_strides.seq == a.head_dim ? "bhsd" : "bshd"}};
 }
 
 }  // namespace
 
 void attention_forward(const AttentionParams& params, cudaStream_t stream) {
   validate(params);
-  const ForwardParams p = to_forward(params);
+  const ForwardParams p = params_for(params);
   const int sms = sm_count();
-  const ElementType element = params.dtype == AttentionDType::bf16 ? ElementType::bf16 : ElementType::fp16;
-  const cudaError_t status = attention::dispatch(params.head_dim, to_problem(params), [&](auto config) {
+  const cudaError_t status = family::dispatch(params.head_dim, to_problem(params), [&](auto config) {
     using Config = decltype(config);
-    return attention::launch<Config>(p, element, params.causal, params.workspace, params.workspace_bytes, sms, stream);
+    return attention::launch<Config>(p, params.dtype, params.causal, params.workspace, params.workspace_bytes, sms, stream);
   });
   if (status != cudaSuccess) {
     throw std::runtime_error(std::string("kiln::attention_forward: launch failed: ") + cudaGetErrorName(status) + " (" +
@@ -101,17 +99,17 @@ void attention_forward(const AttentionParams& params, cudaStream_t stream) {
 
 std::size_t attention_workspace_bytes(const AttentionParams& params) {
   validate(params);
-  const ForwardParams p = to_forward(params);
+  const ForwardParams p = params_for(params);
   const int sms = sm_count();
-  return attention::dispatch(params.head_dim, to_problem(params), [&](auto config) {
+  return family::dispatch(params.head_dim, to_problem(params), [&](auto config) {
     return attention::scratch_bytes_for<decltype(config)>(p, sms);
   });
 }
 
 const char* attention_variant_name(const AttentionParams& params) {
   validate(params);
-  return attention::dispatch(params.head_dim, to_problem(params),
-                             [](auto config) -> const char* { return decltype(config)::kiln_name; });
+  return family::dispatch(params.head_dim, to_problem(params),
+                          [](auto config) -> const char* { return decltype(config)::kiln_name; });
 }
 
 }  // namespace kiln

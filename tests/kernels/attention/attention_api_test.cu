@@ -17,7 +17,7 @@
 namespace {
 
 using attention_test::Tally;
-using kiln::attention::ElementType;
+using kiln::AttentionDType;
 using kiln::attention::HostInputs;
 using kiln::attention::Layout;
 using kiln::attention::Shape;
@@ -34,12 +34,12 @@ struct Packed {
   kiln::cuda::DeviceBuffer<std::uint16_t> o;    // [B, H, S, D]
   kiln::cuda::DeviceBuffer<float> lse;
 
-  Packed(int B, int H, int S, int D, ElementType element, bool causal, std::uint64_t seed) {
+  Packed(int B, int H, int S, int D, AttentionDType dtype, bool causal, std::uint64_t seed) {
     shape.batch = B;
     shape.heads_q = shape.heads_kv = H;
     shape.seq_q = shape.seq_k = S;
     shape.head_dim = D;
-    shape.element = element;
+    shape.dtype = dtype;
     shape.causal = causal;
     shape.layout = Layout::bshd;
     kiln::Rng rng(seed);
@@ -54,7 +54,7 @@ struct Packed {
           for (int h = 0; h < H; ++h) {
             for (int d = 0; d < D; ++d) {
               const float f = (which == 0 ? 2.0f : 1.0f) * rng.normal();
-              const std::uint16_t x = kiln::attention::element_bits(f, element);
+              const std::uint16_t x = kiln::attention::element_bits(f, dtype);
               const std::size_t flat = ((static_cast<std::size_t>(b) * S + s) * H + h) * D + d;
               packed[(((static_cast<std::size_t>(b) * S + s) * 3 + which) * H + h) * D + d] = x;
               (which == 0 ? host.q : which == 1 ? host.k : host.v)[flat] = x;
@@ -77,7 +77,7 @@ struct Packed {
     p.v = qkv.get() + 2 * hd;
     p.o = o.get();
     p.lse = lse.get();
-    p.dtype = shape.element == ElementType::bf16 ? kiln::AttentionDType::bf16 : kiln::AttentionDType::fp16;
+    p.dtype = shape.dtype;
     p.batch = B;
     p.heads_q = p.heads_kv = H;
     p.seq_q = p.seq_k = S;
@@ -100,7 +100,7 @@ struct Packed {
       const double ref_lse = kiln::attention::reference_row_cpu(shape, host, r, ref.data());
       const std::int64_t i = r % S, h = (r / S) % H, b = r / (static_cast<std::int64_t>(S) * H);
       for (int d = 0; d < D; ++d) {
-        const double x = kiln::attention::element_to_double(out[((b * H + h) * S + i) * D + d], shape.element);
+        const double x = kiln::attention::element_to_double(out[((b * H + h) * S + i) * D + d], shape.dtype);
         e2 += (x - ref[d]) * (x - ref[d]);
         r2 += ref[d] * ref[d];
       }
@@ -114,12 +114,16 @@ struct Packed {
   }
 };
 
-void correctness(Tally& tally, int D, ElementType element, bool causal, int B, int H, int S) {
-  Packed t(B, H, S, D, element, causal, 77 + D + S);
+void correctness(Tally& tally, int D, AttentionDType dtype, bool causal, int B, int H, int S) {
+  Packed t(B, H, S, D, dtype, causal, 77 + D + S);
   const kiln::AttentionParams p = t.params();
   const std::string name = std::string(kiln::attention_variant_name(p)) + " " + t.shape.describe() +
                            " packed QKV in, [B,H,S,D] out";
-  const double tol = element == ElementType::bf16 ? 1e-2 : 2e-3;
+  const double tol = dtype == AttentionDType::bf16 ? 1e-2 : 2e-3;
+  // The family header hands the problem to the member of its head dimension.
+  const std::string member = "attention_d" + std::to_string(D) + "__";
+  expect(tally, std::string(kiln::attention_variant_name(p)).rfind(member, 0) == 0,
+         name + ": a variant of the member " + member.substr(0, member.size() - 2));
 
   // 1. With the log-sum-exp and no workspace.
   t.o.fill(0xFFFF);
@@ -164,7 +168,7 @@ void correctness(Tally& tally, int D, ElementType element, bool causal, int B, i
 
 template <class F>
 void expect_error(Tally& tally, const char* what, const std::string& needle, F&& mutate) {
-  Packed t(1, 2, 64, 64, ElementType::bf16, false, 5);
+  Packed t(1, 2, 64, 64, AttentionDType::bf16, false, 5);
   kiln::AttentionParams p = t.params();
   mutate(p);
   std::string message;
@@ -184,11 +188,13 @@ int main() {
   Tally tally;
   try {
     for (int D : {64, 128, 256}) {
-      correctness(tally, D, ElementType::bf16, true, 2, 4, 300);   // tails, causal
-      correctness(tally, D, ElementType::fp16, false, 1, 2, 777);  // few blocks: the split path
-      correctness(tally, D, ElementType::bf16, false, 1, 1, 64);
+      correctness(tally, D, AttentionDType::bf16, true, 2, 4, 300);   // tails, causal
+      correctness(tally, D, AttentionDType::fp16, false, 1, 2, 777);  // few blocks: the split path
+      correctness(tally, D, AttentionDType::bf16, false, 1, 1, 64);
     }
-    expect_error(tally, "head_dim 96", "head_dim 96", [](kiln::AttentionParams& p) { p.head_dim = 96; });
+    // The supported head dimensions are the family's keys (kiln/tuned/attention.hpp).
+    expect_error(tally, "head_dim 96", "head_dim 96 is not supported (supported: 64, 128, 256)",
+                 [](kiln::AttentionParams& p) { p.head_dim = 96; });
     expect_error(tally, "a misaligned q", "16-byte aligned",
                  [](kiln::AttentionParams& p) { p.q = static_cast<const char*>(p.q) + 2; });
     expect_error(tally, "Hq not a multiple of Hkv", "multiple of heads_kv", [](kiln::AttentionParams& p) {

@@ -126,7 +126,7 @@ void check_split_covered(Tally& tally) {
   KILN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   kiln::attention::Shape s = kiln::attention::shape_from_problem(problem_of({3, 2, 2, 1, 1000, "fp16", "full", "bshd"}),
                                                                  Config::HEAD_DIM);
-  const auto p = kiln::attention::params_for(s, nullptr, nullptr, nullptr, nullptr, nullptr);
+  const auto p = kiln::attention::params_for(s.attention_params(nullptr, nullptr, nullptr, nullptr, nullptr));
   const int splits = kiln::attention::plan_for<Config>(p, sms).splits;
   const bool ok = splits > 1;
   std::printf("%s %s splits the keys of a 6-row problem into %d\n", ok ? "ok  " : "FAIL", Config::kiln_name, splits);
