@@ -36,7 +36,7 @@ Dim load_int_dim(const JsonNode& node) {
   range.min = range_end(domain["min"]);
   range.max = range_end(domain["max"]);
   if (domain.has("scale")) {
-    const std::string& scale = domain["scale"].string();
+    const std::string scale = domain["scale"].string();  // a copy: the node is a temporary
     if (scale != "log" && scale != "linear") {
       domain["scale"].fail("expected \"log\" or \"linear\", got " + describe_json(domain["scale"].json()));
     }

@@ -194,7 +194,7 @@ ProfiledEvent profiled_from_json(const JsonNode& node) {
 ErrorEvent error_from_json(const JsonNode& node) {
   node.require_object({"event", "kind", "stage", "index", "message"}, {"kind", "message"});
   ErrorEvent e;
-  const std::string& kind = node["kind"].string();
+  const std::string kind = node["kind"].string();  // a copy: the node is a temporary
   if (kind == "compile") {
     e.kind = HarnessFailure::compile;
   } else if (kind == "runtime") {
@@ -263,7 +263,7 @@ ordered_json to_json(const Event& event) {
 Event event_from_json(const JsonNode& node) {
   node.require_object();
   if (!node.has("event")) fail_at(node.label(), pointer_append(node.pointer(), "event"), "required key is missing");
-  const std::string& kind = node["event"].string();
+  const std::string kind = node["event"].string();  // a copy: the node is a temporary
   if (kind == "start") return start_from_json(node);
   if (kind == "progress") return progress_from_json(node);
   if (kind == "check") return check_from_json(node);
