@@ -4,9 +4,12 @@
 // family or alone.
 #include <limits>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "header.hpp"
 #include "header_parts.hpp"
+#include "kiln/join.hpp"
 
 namespace kiln::tuner {
 namespace {
@@ -19,9 +22,9 @@ std::string literal(std::int64_t key) {
 
 // "64, 128, 256"
 std::string keys_text(const model::Family& f) {
-  std::string out;
-  for (const auto& member : f.members) out += (out.empty() ? "" : ", ") + std::to_string(member.key);
-  return out;
+  std::vector<std::string> keys;
+  for (const auto& member : f.members) keys.push_back(std::to_string(member.key));
+  return join(keys, ", ");
 }
 
 // `<member>_problem`: the function that spells the family's problem as the member's header does.

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "kiln/error.hpp"
+#include "kiln/join.hpp"
 
 namespace kiln::tuner {
 namespace {
@@ -101,10 +102,8 @@ const std::vector<std::string>& ncu_metrics() {
 }
 
 std::vector<std::string> ncu_command(const std::filesystem::path& ncu, const std::filesystem::path& log_file) {
-  std::string list;
-  for (const auto& m : ncu_metrics()) list += (list.empty() ? "" : ",") + m;
-  return {ncu.string(), "--csv", "--page", "raw", "--print-units", "base", "--metrics", list, "--target-processes", "all",
-          "--profile-from-start", "off", "--log-file", log_file.string()};
+  return {ncu.string(), "--csv", "--page", "raw", "--print-units", "base", "--metrics", join(ncu_metrics(), ","),
+          "--target-processes", "all", "--profile-from-start", "off", "--log-file", log_file.string()};
 }
 
 std::vector<NcuLaunch> parse_ncu_csv(const std::string& text, const std::string& origin) {

@@ -11,6 +11,7 @@
 
 #include "contention.hpp"
 #include "kiln/error.hpp"
+#include "kiln/join.hpp"
 #include "numbers.hpp"
 #include "tools.hpp"
 
@@ -181,8 +182,7 @@ Preflight judge(const Observation& seen) {
     if (g != "performance") scaling.push_back(g);
   }
   if (!scaling.empty()) {
-    std::string names;
-    for (const auto& g : scaling) names += (names.empty() ? "" : ", ") + g;
+    const std::string names = join(scaling, ", ");
     add(seen.backend == "cpu" ? Readiness::degraded : Readiness::ready, "cpu_governor",
         "CPU frequency governor " + names + ": the clock follows the load, so timings include its ramp "
         "(the 'performance' governor holds it; cpupower frequency-set -g performance)");
@@ -226,9 +226,8 @@ Preflight judge(const Observation& seen) {
     add(Readiness::degraded, "gpu_utilised", "the GPU is " + fixed(*g.utilization_pct, 0) + "% utilised with no process listed");
   }
   if (g.throttle_reasons && (*g.throttle_reasons & kSlowingReasons)) {
-    std::string names;
-    for (const auto& n : throttle_reason_names(*g.throttle_reasons & kSlowingReasons)) names += (names.empty() ? "" : ", ") + n;
-    add(Readiness::degraded, "throttled", "the GPU's clocks are held back: " + names);
+    add(Readiness::degraded, "throttled",
+        "the GPU's clocks are held back: " + join(throttle_reason_names(*g.throttle_reasons & kSlowingReasons), ", "));
   }
   if (g.temperature_c && *g.temperature_c >= 85) {
     add(Readiness::degraded, "hot", "the GPU is at " + fixed(*g.temperature_c, 0) + " C: it will slow down under load");
@@ -313,9 +312,7 @@ std::string Preflight::text() const {
     if (!g.ecc.empty()) out << ", ECC " << g.ecc;
     if (g.throttle_reasons) {
       auto names = throttle_reason_names(*g.throttle_reasons);
-      out << ", clock reasons ";
-      if (names.empty()) out << "none";
-      for (std::size_t i = 0; i < names.size(); ++i) out << (i ? "," : "") << names[i];
+      out << ", clock reasons " << (names.empty() ? std::string("none") : join(names, ","));
     }
     out << "\n  gpu processes: " << (seen.gpu_processes.empty() ? "none" : std::to_string(seen.gpu_processes.size())) << "\n";
   } else if (!seen.gpu_error.empty()) {

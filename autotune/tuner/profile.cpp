@@ -7,6 +7,7 @@
 #include "bottleneck.hpp"
 #include "evaluate.hpp"
 #include "kiln/error.hpp"
+#include "kiln/join.hpp"
 #include "kiln/hash.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "manifest.hpp"
@@ -132,9 +133,7 @@ std::vector<TunedKernel> tuned_cuda_kernels(const fs::path& build_dir, const std
     }
   }
   if (!untuned.empty() && (found.empty() || !only.empty())) {
-    std::string names;
-    for (const auto& n : untuned) names += (names.empty() ? "" : ", ") + n;
-    throw Error(build_dir.string() + ": " + names + " not tuned in this build (no record; build with KILN_TUNE=ON first)");
+    throw Error(build_dir.string() + ": " + join(untuned, ", ") + " not tuned in this build (no record; build with KILN_TUNE=ON first)");
   }
   if (found.empty()) throw Error(build_dir.string() + ": no tuned CUDA kernel (build a *-tune preset first)");
   return found;

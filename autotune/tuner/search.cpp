@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "kiln/error.hpp"
+#include "kiln/join.hpp"
 
 #include "manifest.hpp"
 
@@ -95,18 +96,16 @@ std::unique_ptr<Searcher> make_searcher(const std::string& name, const SearchSpa
                                         const StrategyOptions& options, std::uint64_t seed) {
   auto it = registry().find(name);
   if (it == registry().end()) {
-    std::string known;
-    for (const auto& n : strategy_names()) known += (known.empty() ? "" : ", ") + n;
-    throw Error("unknown search strategy '" + name + "' (known: " + known + ")");
+    throw Error("unknown search strategy '" + name + "' (known: " + join(strategy_names(), ", ") + ")");
   }
   const Strategy& s = it->second;
   for (const auto& [key, value] : options.values()) {
     bool known = std::any_of(s.options.begin(), s.options.end(), [&](const StrategyOption& o) { return o.name == key; });
     if (!known) {
-      std::string names;
-      for (const auto& o : s.options) names += (names.empty() ? "" : ", ") + o.name;
+      std::vector<std::string> names;
+      for (const auto& o : s.options) names.push_back(o.name);
       throw Error("search strategy '" + name + "' has no option '" + key + "' (its options: " +
-                  (names.empty() ? std::string("none") : names) + ")");
+                  (names.empty() ? std::string("none") : join(names, ", ")) + ")");
     }
   }
   return s.make(space, options, seed);

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "kiln/gen/space_sections.hpp"
+#include "kiln/join.hpp"
 
 namespace kiln::gen {
 namespace {
@@ -40,7 +41,7 @@ ProblemInstance load_instance(const JsonNode& node, const Space& space) {
   for (const JsonNode& member : node.members()) {
     const bool known = std::any_of(space.dims.begin(), space.dims.end(),
                                    [&](const Dim& dim) { return dim.name == member.key(); });
-    if (!known) member.fail("unknown dim (dims: " + comma_list(dim_list(space)) + ")");
+    if (!known) member.fail("unknown dim (dims: " + join(dim_list(space), ", ") + ")");
   }
   ProblemInstance instance;
   instance.pointer = node.pointer();
@@ -55,7 +56,7 @@ ProblemInstance load_instance(const JsonNode& node, const Space& space) {
     const auto& json = value.json();
     if (!json.is_string() ||
         std::find(dim.domain.begin(), dim.domain.end(), json.get_ref<const std::string&>()) == dim.domain.end()) {
-      value.fail("expected one of " + comma_list(dim.domain) + ", got " + describe_json(json));
+      value.fail("expected one of " + join(dim.domain, ", ") + ", got " + describe_json(json));
     }
     instance.values.emplace_back(json.get<std::string>());
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kiln/join.hpp"
 #include "kiln/model/expr.hpp"
 #include "kiln/model/value.hpp"
 
@@ -81,13 +82,13 @@ class Checker {
     const Node& literal = lhs.kind == NodeKind::symbol ? lhs : rhs;
     const NameType& type = lookup(name);
     if (std::find(type.domain.begin(), type.domain.end(), literal.text) == type.domain.end()) {
-      fail("'" + literal.text + "' is not a value of '" + name.text + "' (" + comma_list(type.domain) + ")",
+      fail("'" + literal.text + "' is not a value of '" + name.text + "' (" + join(type.domain, ", ") + ")",
            literal.column);
     }
   }
 
   [[noreturn]] void symbolic_misuse(const Node& name, const NameType& type) const {
-    fail("'" + name.text + "' is symbolic (" + comma_list(type.domain) +
+    fail("'" + name.text + "' is symbolic (" + join(type.domain, ", ") +
              "); it only compares with == or != against a symbol literal",
          name.column);
   }

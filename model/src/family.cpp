@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kiln/join.hpp"
 #include "kiln/model/json_reader.hpp"
 
 namespace kiln::model {
@@ -14,14 +15,10 @@ std::string dims_text(const std::vector<Dim>& dims) {
   std::vector<std::string> items;
   for (const Dim& d : dims) {
     std::string item = d.name;
-    if (d.symbolic) {
-      std::string domain;
-      for (const std::string& s : d.domain) domain += (domain.empty() ? "" : "|") + s;
-      item += " (" + domain + ")";
-    }
+    if (d.symbolic) item += " (" + join(d.domain, "|") + ")";
     items.push_back(item);
   }
-  return comma_list(items);
+  return join(items, ", ");
 }
 
 // The Problem struct a dispatch header writes depends on the dims' names, order, kinds and
@@ -51,7 +48,7 @@ void check_member(const Family& family, const FamilyMember& member) {
     for (const Value& v : parameter->values) texts.push_back(value_text(v));
     fail_at(space, values,
             family.key + " is " + of_family + ": a member's space gives it one value, not " +
-                std::to_string(texts.size()) + " (" + comma_list(texts) + ")");
+                std::to_string(texts.size()) + " (" + join(texts, ", ") + ")");
   }
 }
 

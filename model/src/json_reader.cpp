@@ -1,5 +1,6 @@
 #include "kiln/model/json_reader.hpp"
 
+#include "kiln/join.hpp"
 #include "kiln/text.hpp"
 
 #include <fcntl.h>
@@ -185,15 +186,6 @@ const char* type_name(const ordered_json& value) {
   }
 }
 
-std::string join(std::initializer_list<std::string_view> items) {
-  std::string out;
-  for (std::string_view item : items) {
-    if (!out.empty()) out += ", ";
-    out += item;
-  }
-  return out;
-}
-
 }  // namespace
 
 JsonFile read_json_file(const std::filesystem::path& path, std::size_t max_bytes) {
@@ -275,7 +267,7 @@ void JsonNode::require_object(std::initializer_list<std::string_view> known,
   require_object();
   for (const auto& [key, value] : value_->items()) {
     if (std::find(known.begin(), known.end(), key) == known.end()) {
-      fail_at(file_->label, pointer_append(pointer_, key), "unknown key (known keys: " + join(known) + ")");
+      fail_at(file_->label, pointer_append(pointer_, key), "unknown key (known keys: " + join(known, ", ") + ")");
     }
   }
   for (std::string_view key : required) {

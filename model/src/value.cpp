@@ -7,13 +7,4 @@ std::string value_text(const Value& v) {
   return std::get<std::string>(v);
 }
 
-std::string comma_list(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) {
-    if (!out.empty()) out += ", ";
-    out += item;
-  }
-  return out;
-}
-
 }  // namespace kiln::model

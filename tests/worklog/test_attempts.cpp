@@ -3,6 +3,7 @@
 #include <limits>
 #include <vector>
 
+#include "kiln/join.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "kiln_catch.hpp"
 #include "temp_dir.hpp"
@@ -188,7 +189,8 @@ TEST_CASE("tags normalise to sorted, distinct lower-case words") {
   CHECK(normalise_tags("Memory-Bound, smem,,  SMEM ,l2") ==
         std::vector<std::string>{"l2", "memory-bound", "smem"});
   CHECK(normalise_tags("").empty());
-  CHECK(join_tags(normalise_tags("b,a")) == "a,b");
+  CHECK(kiln::join(normalise_tags("b,a"), ",") == "a,b");
+  CHECK(kiln::join(std::vector<std::string>{}, ",").empty());
   REQUIRE_THROWS_WITH(normalise_tags("ok, not;ok"), ContainsSubstring("tag 'not;ok'"));
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kiln/error.hpp"
+#include "kiln/join.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "values.hpp"
 
@@ -94,7 +95,7 @@ std::optional<std::string> optional_name(const std::optional<FailureKind>& kind)
 
 std::int64_t Worklog::add_attempt(const Attempt& attempt) {
   validate(path(), attempt);
-  const std::string tags = join_tags(normalise_tags(attempt.tags));
+  const std::string tags = join(normalise_tags(attempt.tags), ",");
   sqlite::Transaction transaction(db_, "add an attempt");
   if (attempt.session_id &&
       !row_exists(db_, "SELECT 1 FROM sessions WHERE id = ?", *attempt.session_id,

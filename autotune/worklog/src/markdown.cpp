@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kiln/error.hpp"
+#include "kiln/join.hpp"
 #include "kiln/model/json_reader.hpp"
 #include "kiln/model/protocol.hpp"
 #include "kiln/text.hpp"
@@ -85,9 +86,7 @@ std::string device_line(const std::string& device_json) {
   if (d.places) details.push_back(std::to_string(*d.places) + " places");
   std::string line = d.name;
   if (!details.empty()) {
-    line += " (";
-    for (std::size_t i = 0; i < details.size(); ++i) line += (i ? ", " : "") + details[i];
-    line += ")";
+    line += " (" + join(details, ", ") + ")";
   }
   std::vector<std::string> rates;
   for (const auto& [rate, value] : d.measured) {
@@ -102,8 +101,7 @@ std::string device_line(const std::string& device_json) {
     }
   }
   if (!rates.empty()) {
-    line += "; measured: ";
-    for (std::size_t i = 0; i < rates.size(); ++i) line += (i ? ", " : "") + rates[i];
+    line += "; measured: " + join(rates, ", ");
   }
   return inline_text(line);
 }

@@ -119,13 +119,4 @@ std::vector<std::string> normalise_tags(std::string_view comma_separated) {
   return normalise_tags(parts);
 }
 
-std::string join_tags(const std::vector<std::string>& tags) {
-  std::string out;
-  for (const std::string& tag : tags) {
-    if (!out.empty()) out += ',';
-    out += tag;
-  }
-  return out;
-}
-
 }  // namespace kiln::worklog

@@ -7,7 +7,6 @@
 
 namespace kiln::gen {
 
-using model::comma_list;
 using model::describe_json;
 using model::Environment;
 using model::Expr;

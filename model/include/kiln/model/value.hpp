@@ -14,7 +14,4 @@ using Value = std::variant<std::int64_t, std::string>;
 // The integer in decimal, or the symbol as it is.
 std::string value_text(const Value& v);
 
-// "a, b, c": names or values listed in a message.
-std::string comma_list(const std::vector<std::string>& items);
-
 }  // namespace kiln::model

@@ -38,10 +38,10 @@ MeasurementStatus parse_measurement_status(std::string_view text);
 
 // Tags are lower-case words of letters, digits and `_ - . : / +`, stored sorted and without
 // duplicates. A comma-separated list ("Memory-Bound, smem") normalises to {"memory-bound",
-// "smem"}; an empty entry is skipped, any other character throws kiln::Error.
+// "smem"}; an empty entry is skipped, any other character throws kiln::Error. The worklog stores
+// them comma-separated too: kiln::join(tags, ",") is "a,b".
 std::vector<std::string> normalise_tags(std::string_view comma_separated);
 std::vector<std::string> normalise_tags(const std::vector<std::string>& tags);
-std::string join_tags(const std::vector<std::string>& tags);  // "a,b"
 
 // One tuning run of one kernel. Timestamps are UTC, ISO 8601 with milliseconds.
 struct Session {
