@@ -26,10 +26,16 @@
 # the committed record, or from the space's defaults when there is none: the same record gives
 # the same header either way.
 include_guard(GLOBAL)
+# The backends and what the build needs of each (language, harness, probe, device file, options).
+include("${CMAKE_CURRENT_LIST_DIR}/KilnBackends.cmake")
+kiln_backends(_kiln_backends)
+string(JOIN ", " _kiln_backend_names ${_kiln_backends})
 
 set(KILN_TUNE OFF CACHE BOOL "Tune kernels during the build")
-set(KILN_TUNE_BACKENDS "cpu;cuda" CACHE STRING "Backends tuned when KILN_TUNE is ON (cpu, cuda)")
-set(KILN_GPU "h200" CACHE STRING "Device file for CUDA kernels: l4, h100, h200 (presets/devices) or native")
+set(KILN_TUNE_BACKENDS "${_kiln_backends}" CACHE STRING "Backends tuned when KILN_TUNE is ON (${_kiln_backend_names})")
+foreach(_kiln_backend IN LISTS KILN_TUNE_BACKENDS)
+  kiln_require_backend("${_kiln_backend}" "kiln: KILN_TUNE_BACKENDS")
+endforeach()
 set(KILN_SEARCH "exhaustive" CACHE STRING "Search strategy (`kiln tune --help` lists them): exhaustive, anneal, random")
 set(KILN_SEARCH_OPTIONS "" CACHE STRING "The strategy's options, key=value;key=value (e.g. budget=0.15)")
 set(KILN_BUDGET "0" CACHE STRING "Shorthand for the option budget=N of anneal and random (0: the strategy's default)")
@@ -37,12 +43,10 @@ set(KILN_REPETITIONS "7" CACHE STRING "Timed repetitions per problem; the median
 set(KILN_TUNE_ARGS "" CACHE STRING "More arguments of every kiln tune step (e.g. --lock-clocks;--sanitize-runners-up=3)")
 set(KILN_WORKLOG "${CMAKE_BINARY_DIR}/kiln/worklog.sqlite" CACHE FILEPATH "The worklog (SQLite)")
 set(KILN_UPDATE_RECORDS OFF CACHE BOOL "Also write tuning records into the records directory, to be committed")
-set(KILN_CPU_FLAGS "-O3;-march=native" CACHE STRING "Compiler options of CPU variants and CPU API sources")
 set(KILN_RECORDS_DIR "" CACHE PATH
     "Committed tuning records of kernels that name no RECORDS_DIR (default: <project source dir>/kiln-records)")
 set(KILN_COMPILE_JOBS "0" CACHE STRING "Variants compiled at once by kiln compile (0: one per processor)")
 set(KILN_GENERATED_INCLUDE_DIR "${CMAKE_BINARY_DIR}/kiln/include" CACHE INTERNAL "")
-set_property(CACHE KILN_GPU PROPERTY STRINGS l4 h100 h200 native)
 
 # Where the device files come from: this source tree, or an installed package (KilnConfig.cmake
 # sets KILN_DEVICES_DIR before including this file).
@@ -137,12 +141,13 @@ function(_kiln_device_matches device_file gpu_name gpu_cc out)
   endif()
 endfunction()
 
-# The device file for CUDA kernels: KILN_GPU's, or for "native" the one matching the GPU here.
-# When CUDA kernels are tuned, the GPU here must be the one the device file describes.
-function(_kiln_gpu_device_file out)
+# The device file of a backend whose DEVICE_FILE is KILN_GPU: KILN_GPU's, or for "native" the one
+# matching the GPU here. When its kernels are tuned, the GPU here must be the one the device file
+# describes.
+function(_kiln_gpu_device_file backend out)
   get_property(KILN_DEVICES_DIR GLOBAL PROPERTY KILN_DEVICES_DIR)
   _kiln_visible_gpu(gpu_name gpu_cc)
-  list(FIND KILN_TUNE_BACKENDS cuda tuning_cuda)
+  list(FIND KILN_TUNE_BACKENDS "${backend}" tuning_gpu)
   if(KILN_GPU STREQUAL "native")
     if(gpu_name STREQUAL "")
       message(FATAL_ERROR "kiln: KILN_GPU=native (native-tune) needs an NVIDIA GPU, and nvidia-smi finds none. "
@@ -163,9 +168,9 @@ function(_kiln_gpu_device_file out)
   if(NOT EXISTS "${file}")
     message(FATAL_ERROR "kiln: KILN_GPU=${KILN_GPU}: no device file ${file}")
   endif()
-  if(KILN_TUNE AND tuning_cuda GREATER -1)
+  if(KILN_TUNE AND tuning_gpu GREATER -1)
     if(gpu_name STREQUAL "")
-      message(FATAL_ERROR "kiln: tuning CUDA kernels for ${KILN_GPU} needs that GPU, and nvidia-smi finds no GPU "
+      message(FATAL_ERROR "kiln: tuning ${backend} kernels for ${KILN_GPU} needs that GPU, and nvidia-smi finds no GPU "
                           "here. Use cpu-tune, or configure with -DKILN_TUNE=OFF to build from the records.")
     endif()
     _kiln_device_matches("${file}" "${gpu_name}" "${gpu_cc}" ok)
@@ -180,14 +185,15 @@ function(_kiln_gpu_device_file out)
   set(${out} "${file}" PARENT_SCOPE)
 endfunction()
 
-# Is the device file's CUDA architecture among those this build compiles for? A library tuned on
-# one GPU and built only for another would dispatch code that cannot run there.
-function(_kiln_check_architecture device_file device_json)
-  string(JSON wanted ERROR_VARIABLE missing GET "${device_json}" cuda_architectures)
+# Is the device file's architecture (its key `key`) among those this build compiles its `lang`
+# sources for? A library tuned on one GPU and built only for another would dispatch code that
+# cannot run there.
+function(_kiln_check_architecture device_file device_json key lang)
+  string(JSON wanted ERROR_VARIABLE missing GET "${device_json}" ${key})
   if(missing OR wanted STREQUAL "")
     return()
   endif()
-  set(built "${CMAKE_CUDA_ARCHITECTURES}")
+  set(built "${CMAKE_${lang}_ARCHITECTURES}")
   if(built MATCHES "^(all|all-major|native)$")
     return()
   endif()
@@ -199,9 +205,9 @@ function(_kiln_check_architecture device_file device_json)
       return()
     endif()
   endforeach()
-  message(FATAL_ERROR "kiln: ${device_file} describes a GPU of CUDA architecture ${wanted}, but this build compiles "
-                      "for CMAKE_CUDA_ARCHITECTURES=${built}: its kernels could not run there. Add ${wanted} to "
-                      "CMAKE_CUDA_ARCHITECTURES, or choose the device with KILN_GPU.")
+  message(FATAL_ERROR "kiln: ${device_file} describes a GPU of ${lang} architecture ${wanted}, but this build compiles "
+                      "for CMAKE_${lang}_ARCHITECTURES=${built}: its kernels could not run there. Add ${wanted} to "
+                      "CMAKE_${lang}_ARCHITECTURES, or choose the device with KILN_GPU.")
 endfunction()
 
 function(kiln_add_kernel kernel)
@@ -225,33 +231,35 @@ function(kiln_add_kernel kernel)
   endif()
   file(READ "${space}" space_json)
   string(JSON backend ERROR_VARIABLE err GET "${space_json}" backend)
-  if(err OR NOT (backend STREQUAL "cpu" OR backend STREQUAL "cuda"))
-    # `kiln generate` reports the precise error at build time; the backend only picks the device file.
-    set(backend cpu)
+  kiln_backends(backends)
+  if(err)
+    # A space CMake cannot read: `kiln generate` reports the precise error at build time, and the
+    # backend only picks the device file.
+    list(GET backends 0 backend)
   endif()
-  if(backend STREQUAL "cuda" AND NOT CMAKE_CUDA_COMPILER)
-    message(STATUS "kiln: ${kernel}: skipped (a CUDA kernel, and CUDA is not enabled in this build)")
+  kiln_require_backend("${backend}" "kiln_add_kernel(${kernel}): ${space}: /backend")
+  foreach(property LANGUAGE EXTENSION DEVICE_FILE ARCHITECTURE_KEY OPTIONS TUNE_OPTIONS)
+    kiln_backend_property(${property} ${backend} ${property})
+  endforeach()
+  set(lang ${LANGUAGE})
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT lang IN_LIST languages)
+    message(STATUS "kiln: ${kernel}: skipped (a ${backend} kernel, and ${lang} is not enabled in this build)")
     return()
   endif()
 
   get_property(devices_dir GLOBAL PROPERTY KILN_DEVICES_DIR)
-  if(backend STREQUAL "cuda")
-    _kiln_gpu_device_file(device_file)
-    set(lang CUDA)
-    set(harness Kiln::harness_cuda)
-    set(probe Kiln::probe_cuda)
-    set(ext cu)
+  if(DEVICE_FILE STREQUAL "KILN_GPU")
+    _kiln_gpu_device_file(${backend} device_file)
   else()
-    set(device_file "${devices_dir}/cpu.json")
-    set(lang CXX)
-    set(harness Kiln::harness_cpu)
-    set(probe Kiln::probe_cpu)
-    set(ext cpp)
+    set(device_file "${devices_dir}/${DEVICE_FILE}.json")
   endif()
+  set(harness Kiln::harness_${backend})
+  set(probe Kiln::probe_${backend})
   file(READ "${device_file}" device_json)
   string(JSON device_name GET "${device_json}" name)
-  if(backend STREQUAL "cuda")
-    _kiln_check_architecture("${device_file}" "${device_json}")
+  if(ARCHITECTURE_KEY)
+    _kiln_check_architecture("${device_file}" "${device_json}" ${ARCHITECTURE_KEY} ${lang})
   endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${space}" "${device_file}")
 
@@ -271,10 +279,7 @@ function(kiln_add_kernel kernel)
   else()
     get_filename_component(include_dirs "${space}" DIRECTORY)
   endif()
-  set(compile_options ${ARG_COMPILE_OPTIONS})
-  if(backend STREQUAL "cpu")
-    list(PREPEND compile_options ${KILN_CPU_FLAGS})
-  endif()
+  set(compile_options ${OPTIONS} ${ARG_COMPILE_OPTIONS})
   set(sources)
   foreach(s IN LISTS ARG_SOURCES)
     get_filename_component(s "${s}" ABSOLUTE)
@@ -298,19 +303,28 @@ function(kiln_add_kernel kernel)
   set(tuned FALSE)
   list(FIND KILN_TUNE_BACKENDS "${backend}" tuned_backend)
   if(KILN_TUNE AND tuned_backend GREATER -1)
-    # What the measurements depend on besides the sources: compiler, version, flags, targets.
+    # What the measurements depend on besides the sources: compiler, version, flags, targets (the
+    # architectures of every backend's language this build compiles for: a CUDA build's for CPU
+    # kernels too, as they always were, so that worklogs keep their keys).
     string(TOUPPER "${CMAKE_BUILD_TYPE}" build_type)
+    set(architectures)
+    foreach(other IN LISTS backends)
+      kiln_backend_property(other_lang ${other} LANGUAGE)
+      if(NOT other_lang STREQUAL "CXX")
+        list(APPEND architectures ${CMAKE_${other_lang}_ARCHITECTURES})
+      endif()
+    endforeach()
     file(GENERATE OUTPUT "${dir}/compiler.txt" CONTENT
 "compiler ${CMAKE_${lang}_COMPILER_ID} ${CMAKE_${lang}_COMPILER_VERSION}
 flags ${CMAKE_${lang}_FLAGS} ${CMAKE_${lang}_FLAGS_${build_type}}
 options ${compile_options}
-architectures ${CMAKE_CUDA_ARCHITECTURES}
+architectures ${architectures}
 ")
     # The template: a target with exactly the usage requirements of a variant, built through
     # CMake so that its compile and link command lines can be captured and reused per variant.
     # RULE_LAUNCH_LINK because <LANG>_LINKER_LAUNCHER has no CUDA form.
     _kiln_tool_path(tool)
-    set(template_source "${dir}/template.${ext}")
+    set(template_source "${dir}/template.${EXTENSION}")
     file(CONFIGURE OUTPUT "${template_source}" CONTENT
          "// The template of ${kernel}'s variants: its command lines are captured (see Kiln.cmake).\n#include \"kiln/variant.hpp\"\n")
     set(template kiln_${kernel}_template)
@@ -327,11 +341,7 @@ architectures ${CMAKE_CUDA_ARCHITECTURES}
                        BYPRODUCTS "${dir}/capture/link.json" VERBATIM)
     target_include_directories(${template} PRIVATE ${include_dirs})
     target_link_libraries(${template} PRIVATE ${harness} ${ARG_LINK_LIBRARIES})
-    target_compile_options(${template} PRIVATE ${compile_options})
-    if(backend STREQUAL "cuda")
-      # ptxas's register and spill report lands in the build record, next to the measurements.
-      target_compile_options(${template} PRIVATE -Xptxas=-v)
-    endif()
+    target_compile_options(${template} PRIVATE ${compile_options} ${TUNE_OPTIONS})
     get_target_property(tool_target Kiln::kiln ALIASED_TARGET)
     if(tool_target)
       add_dependencies(${template} ${tool_target})  # the launcher must exist before the compile

@@ -2,7 +2,8 @@
 # straight from this build tree (export()). Namespace Kiln::, three export sets so that a
 # component brings only the dependencies it needs:
 #   KilnHeadersTargets  Kiln::headers                         (always)
-#   KilnToolTargets     Kiln::kiln, harnesses and probes       component "tool": tune kernels of your own
+#   KilnToolTargets     Kiln::kiln, each backend's harness     component "tool": tune kernels of your own
+#                       and probe
 #   KilnKernelsTargets  Kiln::kernels                         component "kernels": the tuned library
 include(CMakePackageConfigHelpers)
 
@@ -10,14 +11,20 @@ set(KILN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/Kiln")
 set(KILN_INSTALL_DEVICES_DIR "${CMAKE_INSTALL_DATADIR}/kiln/devices")
 
 set_target_properties(kiln_headers PROPERTIES EXPORT_NAME headers)
-set_target_properties(kiln_harness_cpu PROPERTIES EXPORT_NAME harness_cpu)
-set_target_properties(kiln_probe_cpu PROPERTIES EXPORT_NAME probe_cpu)
-set(kiln_tool_targets kiln kiln_harness_cpu kiln_probe_cpu)
-if(TARGET kiln_harness_cuda)
-  set_target_properties(kiln_harness_cuda PROPERTIES EXPORT_NAME harness_cuda)
-  set_target_properties(kiln_probe_cuda PROPERTIES EXPORT_NAME probe_cuda)
-  list(APPEND kiln_tool_targets kiln_harness_cuda kiln_probe_cuda)
-endif()
+set(kiln_tool_targets kiln)
+# The packages the backends in this build need, found again by the package (KilnConfig.cmake).
+set(KILN_PACKAGE_BACKEND_PACKAGES)
+kiln_backends(kiln_backends)
+foreach(backend IN LISTS kiln_backends)
+  if(NOT TARGET kiln_harness_${backend})
+    continue()
+  endif()
+  set_target_properties(kiln_harness_${backend} PROPERTIES EXPORT_NAME harness_${backend})
+  set_target_properties(kiln_probe_${backend} PROPERTIES EXPORT_NAME probe_${backend})
+  list(APPEND kiln_tool_targets kiln_harness_${backend} kiln_probe_${backend})
+  kiln_backend_property(packages ${backend} PACKAGES)
+  list(APPEND KILN_PACKAGE_BACKEND_PACKAGES ${packages})
+endforeach()
 set(KILN_PACKAGE_COMPONENTS tool)
 if(TARGET kiln_kernels)
   set_target_properties(kiln_kernels PROPERTIES EXPORT_NAME kernels)
@@ -68,4 +75,5 @@ install(FILES
   "${PROJECT_BINARY_DIR}/KilnConfigVersion.cmake"
   cmake/Kiln.cmake
   cmake/KilnFamily.cmake
+  cmake/KilnBackends.cmake
   DESTINATION ${KILN_INSTALL_CMAKEDIR})

@@ -100,7 +100,8 @@ function(kiln_add_family family)
     kiln_add_kernel(${kernel} SPACE "${space}" ${member_args})
   endforeach()
 
-  # kiln_add_kernel() skips a CUDA kernel in a build without CUDA; the family goes with its members.
+  # kiln_add_kernel() skips a kernel whose backend's language this build has not enabled (CUDA
+  # without CUDA); the family goes with its members.
   set(added)
   foreach(kernel IN LISTS kernels)
     if(TARGET kiln_header_${kernel})

@@ -17,7 +17,6 @@
 #include "rebuild.hpp"
 #include "replay.hpp"
 #include "search.hpp"
-#include "tools.hpp"
 #include "tune.hpp"
 #include "verify.hpp"
 
@@ -78,8 +77,7 @@ int replay(const ReplayArgs& a) {
 int preflight(const std::string& device_file, bool json) {
   std::optional<tuner::Device> spec;
   if (!device_file.empty()) spec = tuner::load_device(device_file);
-  // Without a device file: the CPU, and the GPU when nvidia-smi is there to ask.
-  std::string backend = spec ? spec->backend : (tuner::find_tool("nvidia-smi") ? "cuda" : "cpu");
+  const std::string backend = spec ? spec->backend : tuner::backend_here();
   tuner::Preflight p = tuner::judge(tuner::observe(backend, spec ? &*spec : nullptr));
   if (json) {
     std::cout << p.to_json().dump(2) << "\n";
@@ -105,7 +103,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--build-records", (*paths)["builds"], "directory of the variants. build records (kiln compile)")->required();
   tune->add_option("--worklog", (*paths)["worklog"], "worklog (SQLite), created when missing")->required();
   tune->add_option("--device", (*paths)["device"], "device file (presets/devices/*.json)")->required()->check(CLI::ExistingFile);
-  tune->add_option("--probe", (*paths)["probe"], "kiln_probe_cuda or kiln_probe_cpu")->required()->check(CLI::ExistingFile);
+  tune->add_option("--probe", (*paths)["probe"], "the device probe of the kernel's backend (kiln_probe_<backend>)")->required()->check(CLI::ExistingFile);
   tune->add_option("--record-out", (*paths)["record"], "tuning record to write")->required();
   tune->add_option("--header-out", (*paths)["header"], "dispatch header to write")->required();
   tune->add_option("--record-copy", *copies, "also write the record here (e.g. the committed records)");

@@ -313,8 +313,6 @@ void profile_problem(const VariantEntry& entry, Device& device, const Plan& plan
   emit(model::ProfiledEvent{index, problem, launches});
 }
 
-const char* backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
-
 int usage(const char* argv0) {
   std::fprintf(stderr, "usage: %s info | run --plan FILE | profile --plan FILE\n", argv0);
   return 2;
@@ -330,7 +328,7 @@ int run(int argc, char** argv) {
     return 4;
   }
   if (command == "info") {
-    const model::VariantInfo info{entry->kernel, entry->name, backend_name(entry->backend),
+    const model::VariantInfo info{entry->kernel, entry->name, entry->backend,
                                   nlohmann::ordered_json::parse(entry->params_json)};
     write_line(model::to_json(info));
     return 0;

@@ -9,6 +9,7 @@
 #include "domain.hpp"
 #include "interleave.hpp"
 #include "kiln/error.hpp"
+#include "kiln/model/backend.hpp"
 #include "sanitize.hpp"
 #include "tools.hpp"
 
@@ -134,7 +135,7 @@ Record choose_and_sanitize(const EvaluationContext& ctx, const SelectionInput& i
     settle_near_ties(ctx, select_winners(in, outcomes, hash_of), outcomes, o.interleave_rounds, out);
   }
   Record record = choose_record(ctx, in, outcomes, o.finalists, out);
-  if (ctx.manifest->backend != "cuda" || !o.sanitize) return record;
+  if (!model::backend_named(ctx.manifest->backend).sanitizer || !o.sanitize) return record;
   // The winners and, for a space with a domain, the learned dispatch fitted to the coverage
   // points and judged on the held-out ones (from the worklog where measured before).
   auto choose = [&] {

@@ -18,6 +18,7 @@
 #include "evaluate.hpp"
 #include "kiln/error.hpp"
 #include "kiln/hash.hpp"
+#include "kiln/model/backend.hpp"
 #include "manifest.hpp"
 #include "record.hpp"
 
@@ -204,15 +205,11 @@ double available_bytes() {
   return 0;
 }
 
-// Parallel compiles: one per processor, fewer when memory would not hold them all. nvcc with
-// its device passes is given 2 GiB a compile, a host compiler 0.75 GiB (peaks of Kiln's kernels
-// and their templates, with a margin).
-std::size_t default_jobs(const CapturedCommand& compile) {
+// Parallel compiles: one per processor, fewer when memory would not hold them all, each given the
+// memory the backends' table says one of its compiles takes.
+std::size_t default_jobs(const model::Backend& backend) {
   std::size_t jobs = std::max(1u, std::thread::hardware_concurrency());
-  bool nvcc = std::any_of(compile.argv.begin(), compile.argv.end(), [](const std::string& a) {
-    return fs::path(a).filename() == "nvcc";
-  });
-  const double per_job = (nvcc ? 2.0 : 0.75) * 1024 * 1024 * 1024;
+  const double per_job = backend.compile_gib * 1024 * 1024 * 1024;
   if (double avail = available_bytes(); avail > 0) {
     jobs = std::min(jobs, std::max<std::size_t>(1, static_cast<std::size_t>(avail / per_job)));
   }
@@ -376,7 +373,7 @@ CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& 
     pending.push_back(std::move(job));
   }
 
-  summary.jobs = o.jobs > 0 ? o.jobs : default_jobs(compile);
+  summary.jobs = o.jobs > 0 ? o.jobs : default_jobs(model::backend_named(manifest.backend));
   std::map<pid_t, std::size_t> running;
   std::size_t next = 0;
   auto start_stage = [&](std::size_t i) {

@@ -9,11 +9,13 @@
 
 namespace kiln::tuner {
 
-DeviceInfo run_probe(const std::filesystem::path& probe_executable) {
+DeviceInfo run_probe(const std::filesystem::path& probe_executable, const model::Backend& backend) {
   std::string output;
   ChildResult r = run_child({probe_executable.string()}, std::chrono::seconds(180),
                             [&](const std::string& line) { output += line; });
-  if (r.exit_code == 77) throw Error("no CUDA device found on this machine (" + probe_executable.string() + ")");
+  if (r.exit_code == 77) {
+    throw Error("no " + std::string(backend.title) + " device found on this machine (" + probe_executable.string() + ")");
+  }
   if (!r.exited_cleanly()) {
     throw Error("device probe " + probe_executable.string() + " failed (" + r.describe() + "): " + r.stderr_tail);
   }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/model/backend.hpp"
 #include "kiln/model/device.hpp"
 #include "kiln/model/protocol.hpp"
 #include "kiln/worklog/worklog.hpp"
@@ -33,8 +34,8 @@ using model::load_device;
 // What a probe says about the machine at hand (the protocol's device info).
 using model::DeviceInfo;
 
-// Runs the probe executable (kiln_probe_cuda or kiln_probe_cpu) and reads what it prints.
-DeviceInfo run_probe(const std::filesystem::path& probe_executable);
+// Runs the probe executable of `backend` (kiln_probe_<backend>) and reads what it prints.
+DeviceInfo run_probe(const std::filesystem::path& probe_executable, const model::Backend& backend);
 
 // Why this machine must not be tuned with this device file, or nothing when it matches.
 std::optional<std::string> mismatch(const Device& spec, const DeviceInfo& probed);

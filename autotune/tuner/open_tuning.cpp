@@ -7,6 +7,7 @@
 
 #include "kiln/error.hpp"
 #include "kiln/hash.hpp"
+#include "kiln/model/backend.hpp"
 #include "process.hpp"
 #include "version.hpp"
 
@@ -61,7 +62,7 @@ void require_ready(const Preflight& preflight, const std::string& kernel) {
 
 // Clocks held for the whole session, given back when it ends however it ends.
 void hold_clocks(Tuning& t, bool lock, std::ostream& out) {
-  if (t.target.manifest.backend != "cuda") return;
+  if (model::backend_named(t.target.manifest.backend).processor != model::Processor::nvidia_gpu) return;
   if (!lock) {
     t.preflight.clocks_locked = false;
     t.preflight.clocks_note = "not asked (kiln tune --lock-clocks)";
@@ -85,7 +86,7 @@ KernelTarget load_target(const std::filesystem::path& manifest, const std::files
 }
 
 DeviceInfo probe_matching(const Device& spec, const std::filesystem::path& probe) {
-  DeviceInfo found = run_probe(probe);
+  DeviceInfo found = run_probe(probe, model::backend_named(spec.backend));
   if (auto why = mismatch(spec, found)) throw Error(*why);
   return found;
 }
@@ -145,7 +146,7 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   ctx.timeout_s = checked_time_limit(o.timeout_s.value_or(m.tuning.timeout_s), "the silence limit (--timeout)");
   ctx.retry_failed = o.retry_failed;
   ctx.quiet_wait_s = o.quiet_wait_s;
-  if (m.backend == "cpu") ctx.environment = pinning_environment();
+  if (model::backend_named(m.backend).processor == model::Processor::host) ctx.environment = pinning_environment();
   ctx.reference_s = &t->reference_s;
   for (std::size_t i = 0; i < m.problems.size(); ++i) ctx.floor_s[m.problems[i].key()] = t->floors[i].seconds;
   for (const auto& p : m.held_out) ctx.floor_s[p.key()] = floor_of(m.work_of(p), t->context.rates).seconds;

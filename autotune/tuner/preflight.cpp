@@ -12,6 +12,7 @@
 #include "contention.hpp"
 #include "kiln/error.hpp"
 #include "kiln/join.hpp"
+#include "kiln/model/backend.hpp"
 #include "numbers.hpp"
 #include "tools.hpp"
 
@@ -26,7 +27,12 @@ const char* const kGpuQueryFieldsEvent =
 
 namespace {
 
+using model::Processor;
+
 constexpr std::size_t kGpuFieldCount = 13;
+
+// Where the kernels of the backend named `backend` run.
+Processor measured_on(const std::string& backend) { return model::backend_named(backend).processor; }
 
 std::string trim(const std::string& s) {
   auto b = s.find_first_not_of(" \t\r\n");
@@ -183,12 +189,12 @@ Preflight judge(const Observation& seen) {
   }
   if (!scaling.empty()) {
     const std::string names = join(scaling, ", ");
-    add(seen.backend == "cpu" ? Readiness::degraded : Readiness::ready, "cpu_governor",
+    add(measured_on(seen.backend) == Processor::host ? Readiness::degraded : Readiness::ready, "cpu_governor",
         "CPU frequency governor " + names + ": the clock follows the load, so timings include its ramp "
         "(the 'performance' governor holds it; cpupower frequency-set -g performance)");
   }
 
-  const bool gpu_wanted = seen.backend == "cuda";
+  const bool gpu_wanted = measured_on(seen.backend) == Processor::nvidia_gpu;
   if (!seen.gpu) {
     if (!seen.gpu_error.empty()) {
       add(gpu_wanted ? Readiness::degraded : Readiness::ready, "gpu_unobserved",
@@ -197,7 +203,7 @@ Preflight judge(const Observation& seen) {
     return p;
   }
   const GpuState& g = *seen.gpu;
-  if (seen.spec != nullptr && seen.spec->backend == "cuda") {
+  if (seen.spec != nullptr && measured_on(seen.spec->backend) == Processor::nvidia_gpu) {
     bool named = seen.spec->match_names.empty();
     for (const auto& n : seen.spec->match_names) named = named || g.name.find(n) != std::string::npos;
     const std::string& cc = seen.spec->match_compute_capability;
@@ -352,6 +358,16 @@ std::optional<std::string> visible_gpu(std::string& why_none) {
 
 }  // namespace
 
+std::string backend_here() {
+  const model::Backend* host = nullptr;
+  for (const model::Backend& b : model::backends()) {
+    if (b.processor == Processor::nvidia_gpu && find_tool("nvidia-smi")) return std::string(b.name);
+    if (b.processor == Processor::host && host == nullptr) host = &b;
+  }
+  if (host == nullptr) throw Error("the backends' table has no backend that runs on this machine's cores");
+  return std::string(host->name);
+}
+
 Observation observe(const std::string& backend, const Device* spec) {
   Observation seen;
   seen.backend = backend;
@@ -362,7 +378,7 @@ Observation observe(const std::string& backend, const Device* spec) {
   seen.cpu.others_cores = watch.wait_for_quiet(0).others_cores;  // one half-second window
   seen.cpu.load_average = load_average();
   seen.cpu.governors = cpu_governors();
-  if (backend == "cpu") return seen;
+  if (measured_on(backend) != Processor::nvidia_gpu) return seen;
 
   auto smi = find_tool("nvidia-smi");
   if (!smi) {

@@ -56,7 +56,7 @@ struct CpuState {
 
 // What was seen; each part may be missing, with the reason.
 struct Observation {
-  std::string backend;                      // "cuda" or "cpu": what will be measured
+  std::string backend;                      // the backend whose kernels will be measured
   CpuState cpu;
   std::optional<GpuState> gpu;
   std::vector<GpuProcess> gpu_processes;
@@ -92,9 +92,14 @@ struct Preflight {
 // Judges what was seen. Pure: the unit tests feed it captured output.
 Preflight judge(const Observation& seen);
 
-// Looks at this machine: the CPU always; the GPU when backend is "cuda" (or, with no device
-// file, when nvidia-smi is found). The GPU is the first of CUDA_VISIBLE_DEVICES, else 0
-// (nvidia-smi's order, the PCI bus order).
+// The backend to look at when no device file names one: the first in the backends' table whose
+// processor this machine shows (an NVIDIA GPU when nvidia-smi is there to ask), else the one that
+// runs on this machine's cores.
+std::string backend_here();
+
+// Looks at this machine: the CPU always; the GPU when the backend's kernels run on an NVIDIA GPU
+// (kiln/model/backend.hpp). The GPU is the first of CUDA_VISIBLE_DEVICES, else 0 (nvidia-smi's
+// order, the PCI bus order).
 Observation observe(const std::string& backend, const Device* spec);
 
 // Locks the GPU's clocks at their maximum (nvidia-smi -lgc) and gives them back when destroyed

@@ -8,6 +8,7 @@
 #include "evaluate.hpp"
 #include "kiln/error.hpp"
 #include "kiln/join.hpp"
+#include "kiln/model/backend.hpp"
 #include "kiln/hash.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "manifest.hpp"
@@ -31,6 +32,15 @@ std::string ncu_version(const fs::path& ncu) {
     return "ncu " + rest.substr(0, rest.find(' '));
   }
   return "ncu";
+}
+
+// The backends kiln profile measures, for messages: "CUDA".
+std::string profiled_backends() {
+  std::vector<std::string> titles;
+  for (const model::Backend& b : model::backends()) {
+    if (b.profiler) titles.emplace_back(b.title);
+  }
+  return join(titles, ", ");
 }
 
 struct Outcome {
@@ -99,7 +109,7 @@ fs::path build_worklog(const fs::path& build_dir) {
   return build_dir / "kiln" / "worklog.sqlite";
 }
 
-std::vector<TunedKernel> tuned_cuda_kernels(const fs::path& build_dir, const std::vector<std::string>& only) {
+std::vector<TunedKernel> kernels_to_profile(const fs::path& build_dir, const std::vector<std::string>& only) {
   const fs::path kiln_dir = build_dir / "kiln";
   if (!fs::is_directory(kiln_dir)) {
     throw Error(build_dir.string() + ": not a build tree of Kiln kernels (no kiln/ folder)");
@@ -115,8 +125,12 @@ std::vector<TunedKernel> tuned_cuda_kernels(const fs::path& build_dir, const std
     const std::string name = dir.filename().string();
     if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
     Manifest m = load_manifest(dir / "generated" / "manifest.json");
-    if (m.backend != "cuda") {
-      if (!only.empty()) throw Error(name + " is a " + m.backend + " kernel; kiln profile measures CUDA kernels");
+    const model::Backend& backend = model::backend_named(m.backend);
+    if (!backend.profiler) {
+      if (!only.empty()) {
+        throw Error(name + " is a " + std::string(backend.title) + " kernel; kiln profile measures the kernels of " +
+                    profiled_backends());
+      }
       continue;
     }
     const fs::path record = dir / (name + ".record.json");
@@ -135,12 +149,14 @@ std::vector<TunedKernel> tuned_cuda_kernels(const fs::path& build_dir, const std
   if (!untuned.empty() && (found.empty() || !only.empty())) {
     throw Error(build_dir.string() + ": " + join(untuned, ", ") + " not tuned in this build (no record; build with KILN_TUNE=ON first)");
   }
-  if (found.empty()) throw Error(build_dir.string() + ": no tuned CUDA kernel (build a *-tune preset first)");
+  if (found.empty()) {
+    throw Error(build_dir.string() + ": no tuned kernel of " + profiled_backends() + " (build a *-tune preset first)");
+  }
   return found;
 }
 
 void profile(const ProfileOptions& o, std::ostream& out) {
-  const std::vector<TunedKernel> kernels = tuned_cuda_kernels(o.build_dir, o.kernels);
+  const std::vector<TunedKernel> kernels = kernels_to_profile(o.build_dir, o.kernels);
   const fs::path worklog_path = o.worklog.value_or(build_worklog(o.build_dir));
   std::optional<fs::path> ncu = o.ncu;
   if (!ncu) ncu = find_tool("ncu");

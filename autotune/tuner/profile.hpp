@@ -1,6 +1,7 @@
-// `kiln profile`: Nsight Compute on each CUDA bucket's winner (and, when asked, its runners-up),
-// on every problem of its bucket, in a build tree that tuned; the metrics go into the worklog's
-// profiles, and the bottleneck table (report.hpp) is printed.
+// `kiln profile`: Nsight Compute on each bucket's winner (and, when asked, its runners-up), on
+// every problem of its bucket, in a build tree that tuned, for the kernels of the backends it
+// measures (the backends' table says which: kiln/model/backend.hpp); the metrics go into the
+// worklog's profiles, and the bottleneck table (report.hpp) is printed.
 #pragma once
 #include <filesystem>
 #include <iosfwd>
@@ -12,14 +13,14 @@ namespace kiln::tuner {
 
 struct ProfileOptions {
   std::filesystem::path build_dir;   // a build tree that tuned: <build>/kiln/<kernel>/...
-  std::vector<std::string> kernels;  // empty: every CUDA kernel tuned there
+  std::vector<std::string> kernels;  // empty: every kernel tuned there that Nsight Compute measures
   int runners_up = 0;                // also profile this many runners-up of each bucket
   std::optional<std::filesystem::path> worklog;  // default: the build's KILN_WORKLOG
   std::optional<std::filesystem::path> ncu;      // default: found like compute-sanitizer
   double timeout_s = 600;            // the longest ncu may stay silent on one run
 };
 
-// A tuned CUDA kernel of a build tree: where its manifest, record and variants are.
+// A tuned kernel of a build tree: where its manifest, record and variants are.
 struct TunedKernel {
   std::string name;
   std::filesystem::path manifest;
@@ -27,9 +28,9 @@ struct TunedKernel {
   std::filesystem::path variants_dir;
 };
 
-// The CUDA kernels of `build_dir` that have a record (kernels named in `only`, each required).
-// Throws kiln::Error naming what is missing.
-std::vector<TunedKernel> tuned_cuda_kernels(const std::filesystem::path& build_dir, const std::vector<std::string>& only);
+// The kernels of `build_dir` whose backend Nsight Compute measures and that have a record (kernels
+// named in `only`, each required). Throws kiln::Error naming what is missing.
+std::vector<TunedKernel> kernels_to_profile(const std::filesystem::path& build_dir, const std::vector<std::string>& only);
 
 // The build's worklog: KILN_WORKLOG from its CMakeCache.txt, else <build>/kiln/worklog.sqlite.
 std::filesystem::path build_worklog(const std::filesystem::path& build_dir);

@@ -18,7 +18,7 @@ struct TuneOptions {
   std::filesystem::path build_records_dir;  // the variants' build records (kiln compile)
   std::filesystem::path worklog;
   std::filesystem::path device_spec;        // presets/devices/<name>.json
-  std::filesystem::path probe;              // kiln_probe_cuda or kiln_probe_cpu
+  std::filesystem::path probe;              // the probe of the kernel's backend (kiln_probe_<backend>)
   std::filesystem::path record_out;
   std::filesystem::path header_out;
   std::vector<std::filesystem::path> record_copies;  // e.g. presets/records/<device>/ in the source tree

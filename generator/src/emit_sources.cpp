@@ -32,7 +32,7 @@ std::string params_json(const Space& space, const Variant& variant) {
 }  // namespace
 
 std::string variant_source(const Space& space, const Variant& variant) {
-  const std::string macro = space.backend == "cuda" ? "KILN_CUDA_VARIANT" : "KILN_CPU_VARIANT";
+  const std::string macro(backend_named(space.backend).variant_macro);
   std::string out = generated_notice(space, "//");
   out += "// Variant " + variant.name + "\n";
   out += "#include \"kiln/variant.hpp\"\n";

@@ -106,7 +106,7 @@ std::string describe_constraint(const Constraint& c) {
 }  // namespace
 
 std::filesystem::path variant_source_path(const Space& space, const std::string& name) {
-  return std::filesystem::path("variants") / (name + (space.backend == "cuda" ? ".cu" : ".cpp"));
+  return std::filesystem::path("variants") / (name + std::string(backend_named(space.backend).source_extension));
 }
 
 // Digits of an integer for a name: `-` is not an identifier character, so -3 is written m3.

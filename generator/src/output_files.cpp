@@ -76,7 +76,7 @@ std::set<fs::path> previous_sources(const fs::path& out) {
       const fs::path source = variant["source"].get<std::string>();
       const fs::path name = source.filename();
       const bool plain = source == fs::path("variants") / name && is_identifier(name.stem().string()) &&
-                         (name.extension() == ".cpp" || name.extension() == ".cu");
+                         model::is_variant_source_extension(name.extension().string());
       if (plain) sources.insert(out / source);
     }
   } catch (const std::exception&) {

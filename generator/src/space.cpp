@@ -227,10 +227,7 @@ Tuning load_tuning(const JsonNode& node) {
 }
 
 void load_backend(const JsonNode& node, const Device& target, Space& space) {
-  space.backend = node.string();
-  if (space.backend != "cpu" && space.backend != "cuda") {
-    node.fail("expected \"cpu\" or \"cuda\", got " + describe_json(node.json()));
-  }
+  space.backend = std::string(backend_of(node).name);
   if (space.backend != target.backend) {
     node.fail("the space is for backend \"" + space.backend + "\" but target " + target.label() + " (" + target.name +
               ") is a \"" + target.backend + "\" device");

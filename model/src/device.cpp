@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kiln/model/backend.hpp"
 #include "kiln/model/json_reader.hpp"
 
 namespace kiln::model {
@@ -46,11 +47,7 @@ Device load_device(const std::filesystem::path& file) {
   if (!is_device_name(device.name)) name.fail("a device name uses letters, digits, '_', '-' and '.'");
   device.description = root.has("description") ? root["description"].string() : device.name;
 
-  const JsonNode backend = root["backend"];
-  device.backend = backend.string();
-  if (device.backend != "cpu" && device.backend != "cuda") {
-    backend.fail("expected \"cpu\" or \"cuda\", got " + describe_json(backend.json()));
-  }
+  device.backend = std::string(backend_of(root["backend"]).name);
 
   for (const JsonNode& limit : root["limits"].members()) {
     if (!is_identifier(limit.key())) limit.fail("a limit's name must be an identifier");

@@ -2,6 +2,7 @@
 // read and not written) fails the round trip of tests/model/manifest_test.cpp.
 #include <algorithm>
 
+#include "kiln/model/backend.hpp"
 #include "kiln/model/json_reader.hpp"
 #include "kiln/model/manifest.hpp"
 #include "kiln/problem_json.hpp"
@@ -153,7 +154,7 @@ Tuning tuning_from_json(const ordered_json& j) {
 Manifest fields_from_json(const ordered_json& j, const std::string& label, const std::filesystem::path& base_dir) {
   Manifest m;
   m.kernel = j.at("kernel").get<std::string>();
-  m.backend = j.at("backend").get<std::string>();
+  m.backend = std::string(backend_named(j.at("backend").get<std::string>()).name);
   m.description = j.at("description").get<std::string>();
   m.space_file = j.at("space_file").get<std::string>();
   m.space_hash = j.at("space_hash").get<std::string>();

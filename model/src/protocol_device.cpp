@@ -1,5 +1,6 @@
 // What the probes print about the device (autotune/harness/probe_*), what a variant process says
 // about its device when it starts, and what `<variant> info` prints.
+#include "kiln/model/backend.hpp"
 #include "kiln/model/json_reader.hpp"
 #include "kiln/model/protocol.hpp"
 #include "protocol_read.hpp"
@@ -45,10 +46,7 @@ DeviceInfo device_info_from_json(const JsonNode& node) {
                        "measured"},
                       {"backend", "name"});
   DeviceInfo d;
-  d.backend = node["backend"].string();
-  if (d.backend != "cpu" && d.backend != "cuda") {
-    node["backend"].fail("expected \"cpu\" or \"cuda\", got \"" + d.backend + "\"");
-  }
+  d.backend = std::string(backend_of(node["backend"]).name);
   d.name = node["name"].string();
   auto text = [](const JsonNode& n) { return n.string(); };
   auto number = [](const JsonNode& n) { return read::non_negative_integer(n); };
@@ -87,7 +85,7 @@ VariantInfo variant_info_from_json(const JsonNode& node) {
   VariantInfo info;
   info.kernel = node["kernel"].identifier();
   info.variant = node["variant"].identifier();
-  info.backend = node["backend"].string();
+  info.backend = std::string(backend_of(node["backend"]).name);
   node["params"].require_object();
   info.params = node["params"].json();
   return info;

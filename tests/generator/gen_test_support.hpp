@@ -4,9 +4,11 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "error_message.hpp"
 #include "kiln/gen/generate.hpp"
 #include "kiln_catch.hpp"
 #include "temp_dir.hpp"
@@ -50,12 +52,7 @@ inline CommandResult run_generate(const fs::path& space, const fs::path& target,
 // The message of the InputError `f` throws, or "" when it throws none.
 template <class F>
 std::string generator_error(F&& f) {
-  try {
-    f();
-  } catch (const kiln::gen::InputError& e) {
-    return e.what();
-  }
-  return "";
+  return kiln_test::message_of<kiln::gen::InputError>(std::forward<F>(f));
 }
 
 inline bool directory_is_empty(const fs::path& dir) { return fs::is_directory(dir) && fs::is_empty(dir); }

@@ -1,6 +1,7 @@
 // What a generated variant source registers with the harness: one entry per executable.
-// The generated file ends with KILN_CPU_VARIANT(...) or KILN_CUDA_VARIANT(...); the harness's main()
-// finds the entry through kiln_variant_entry().
+// The generated file ends with its backend's registration, KILN_CPU_VARIANT(...) or
+// KILN_CUDA_VARIANT(...) (the backends' table names it: kiln/model/backend.hpp); the harness's
+// main() finds the entry through kiln_variant_entry().
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -9,13 +10,11 @@
 
 namespace kiln {
 
-enum class Backend { cpu, cuda };
-
 struct VariantEntry {
   const char* kernel;       // the space's kernel name
   const char* name;         // canonical variant name
   const char* params_json;  // {"PARAM": value, ...} in the space's declared order
-  Backend backend;
+  const char* backend;      // the backend's name in the backends' table: "cpu", "cuda"
   std::unique_ptr<Workload> (*make)(const Problem& problem, std::uint64_t seed);
   void (*run)(Workload& workload, void* stream);  // stream: a cudaStream_t, or null on the CPU
 };
@@ -29,7 +28,7 @@ const kiln::VariantEntry* kiln_variant_entry();
 #define KILN_CPU_VARIANT(WORKLOAD, CONFIG, KERNEL, NAME, PARAMS_JSON)                               \
   const ::kiln::VariantEntry* kiln_variant_entry() {                                                \
     static const ::kiln::VariantEntry entry{                                                        \
-        KERNEL, NAME, PARAMS_JSON, ::kiln::Backend::cpu,                                            \
+        KERNEL, NAME, PARAMS_JSON, "cpu",                                                           \
         [](const ::kiln::Problem& p, std::uint64_t seed) -> std::unique_ptr<::kiln::Workload> {     \
           return std::make_unique<WORKLOAD>(p, seed);                                               \
         },                                                                                          \
@@ -40,7 +39,7 @@ const kiln::VariantEntry* kiln_variant_entry();
 #define KILN_CUDA_VARIANT(WORKLOAD, CONFIG, KERNEL, NAME, PARAMS_JSON)                              \
   const ::kiln::VariantEntry* kiln_variant_entry() {                                                \
     static const ::kiln::VariantEntry entry{                                                        \
-        KERNEL, NAME, PARAMS_JSON, ::kiln::Backend::cuda,                                           \
+        KERNEL, NAME, PARAMS_JSON, "cuda",                                                          \
         [](const ::kiln::Problem& p, std::uint64_t seed) -> std::unique_ptr<::kiln::Workload> {     \
           return std::make_unique<WORKLOAD>(p, seed);                                               \
         },                                                                                          \

@@ -1,12 +1,16 @@
-// The generator works on the model's types (model/): its expressions, values and strict JSON
-// reading. Declared here once so that the generator's sources name them as their own.
+// The generator works on the model's types (model/): its expressions, values, backends and strict
+// JSON reading. Declared here once so that the generator's sources name them as their own.
 #pragma once
+#include "kiln/model/backend.hpp"
 #include "kiln/model/expr.hpp"
 #include "kiln/model/json_reader.hpp"
 #include "kiln/model/value.hpp"
 
 namespace kiln::gen {
 
+using model::Backend;
+using model::backend_named;
+using model::backend_of;
 using model::describe_json;
 using model::Environment;
 using model::Expr;

@@ -86,7 +86,7 @@ struct Space {
   std::filesystem::path file;   // as given
   std::string hash;             // FNV-1a 64 of the file's bytes, 16 hex digits
   std::string kernel;
-  std::string backend;          // "cpu" or "cuda"
+  std::string backend;          // a backend's name (kiln/model/backend.hpp)
   std::string description;      // empty when absent
   Harness harness;
   std::vector<Parameter> parameters;

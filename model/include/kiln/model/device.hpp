@@ -15,7 +15,7 @@ struct Device {
   std::filesystem::path file;  // as given; messages about the device start with it
   std::string name;            // e.g. "h100": a letter, digit, '_', '-' or '.' each
   std::string description;     // the name when the file gives none
-  std::string backend;         // "cpu" or "cuda"
+  std::string backend;         // a backend's name (backend.hpp)
   std::vector<std::pair<std::string, std::int64_t>> limits;  // in the file's order
   std::vector<std::string> match_names;  // a probed device's name must contain one of these
   std::string match_compute_capability;  // and have this compute capability, when set

@@ -58,7 +58,7 @@ double tolerance_for(const Plan& plan, const std::string& dtype);
 // with each tuning session, and what a variant process says about its device when it starts.
 // Only `backend` and `name` are always there; the rest is what the backend can tell.
 struct DeviceInfo {
-  std::string backend;  // "cpu" or "cuda"
+  std::string backend;  // a backend's name (backend.hpp)
   std::string name;
   std::optional<std::string> compute_capability;  // "9.0"
   std::optional<std::string> driver;              // the NVIDIA driver, "580.159.04"
