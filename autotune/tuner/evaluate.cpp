@@ -13,6 +13,7 @@
 #include "kiln/error.hpp"
 #include "kiln/hash.hpp"
 #include "kiln/model/json_reader.hpp"
+#include "measurement_result.hpp"
 #include "process.hpp"
 #include "record.hpp"
 #include "retry.hpp"
@@ -219,8 +220,8 @@ double silence_limit(const EvaluationContext& ctx, const Position& at, const std
 }
 
 // One child process over `check` then `bench`. Each result is stored the moment it arrives, with
-// the quietness of the window it was measured in; a timing replaces a stored one only when it
-// was measured on a quieter machine (the other is kept in its JSON as superseded).
+// the quietness of the window it was measured in (measurement_result.hpp); a timing replaces a
+// stored one only when it was measured on a quieter machine (the other is kept in it as superseded).
 // " while checking rows=3 cols=7", or nothing when the child ended before its first step.
 std::string located(const std::string& where) { return where.empty() ? std::string() : " " + where; }
 
@@ -273,9 +274,8 @@ RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::s
     const std::string key = e.problem.key();
     Quietness q = ctx.watch.between(window, ContentionWatch::read(running_child()));
     window = ContentionWatch::read(running_child());
-    nlohmann::ordered_json stored = model::to_json(e);
-    stored["quietness"] = q.to_json();
-    stored["threads"] = device ? model::to_json(*device) : nlohmann::ordered_json::object();
+    StoredTiming stored{e, q.to_json(), device ? model::to_json(*device) : nlohmann::ordered_json::object(),
+                        std::nullopt, {}, std::nullopt};
     worklog::Measurement meas;
     meas.key = key_for(ctx, index, hash, e.problem, Phase::bench);
     meas.status = MeasurementStatus::ok;
@@ -285,8 +285,8 @@ RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::s
     meas.others_cores = q.others_cores;
     auto previous = ctx.log->measurement(meas.key);
     bool quieter = !previous || !previous->others_cores || q.others_cores < *previous->others_cores;
-    if (previous && quieter) stored["superseded"] = nlohmann::json::parse(previous->result);
-    meas.result = stored.dump();
+    if (previous && quieter) stored.superseded = nlohmann::ordered_json::parse(previous->result);
+    meas.result = to_json(stored).dump();
     if (quieter) {
       ctx.log->put_measurement(meas);
       out.median_s[key] = e.median_s;
@@ -390,7 +390,8 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
     note_newest(out, cached->created_at);
     if (cached->status == MeasurementStatus::failed) {
       out.failure = FailureKind::correctness;
-      out.detail = nlohmann::json::parse(cached->result).value("reason", std::string("check failed"));
+      const std::optional<model::CheckEvent> check = stored_check(*cached);
+      out.detail = check && check->reason ? *check->reason : "check failed";
       out.evidence = "check " + variant_id + " " + p.key() + " @" + cached->created_at;
       return out;
     }

@@ -4,12 +4,13 @@
 #include <map>
 
 #include "kiln/quantile.hpp"
+#include "measurement_result.hpp"
 #include "noise.hpp"
 
 namespace kiln::tuner {
 namespace {
 
-nlohmann::ordered_json rivals_of(const Manifest& m, const std::vector<std::size_t>& variants) {
+std::vector<std::string> rivals_of(const Manifest& m, const std::vector<std::size_t>& variants) {
   std::vector<std::string> names;
   for (std::size_t v : variants) names.push_back(m.variants[v].name);
   std::sort(names.begin(), names.end());
@@ -21,18 +22,21 @@ nlohmann::ordered_json rivals_of(const Manifest& m, const std::vector<std::size_
 std::size_t remeasure_interleaved(const EvaluationContext& ctx, const std::vector<std::size_t>& variants,
                                   const std::vector<Problem>& problems, int rounds) {
   const Manifest& m = *ctx.manifest;
-  const nlohmann::ordered_json rivals = rivals_of(m, variants);
+  const std::vector<std::string> rivals = rivals_of(m, variants);
   bool done = true;
   for (std::size_t v : variants) {
     for (const auto& p : problems) {
       auto meas = ctx.log->measurement(measurement_key(ctx, v, variant_hash(ctx, v), p, worklog::Phase::bench));
-      if (!meas || nlohmann::json::parse(meas->result).value("interleaved_with", nlohmann::json()) != rivals) done = false;
+      const std::optional<StoredTiming> stored = meas ? stored_timing(*meas) : std::nullopt;
+      if (!stored || stored->interleaved_with != rivals) done = false;
     }
   }
   if (done) return 0;
 
-  // variant -> problem key -> the repetitions of every turn; and the busiest turn's contention.
+  // variant -> problem key -> the repetitions of every turn, and the last turn's event (what a
+  // pooled timing is stored as when the worklog's own does not read); the busiest turn's contention.
   std::map<std::size_t, std::map<std::string, std::vector<double>>> samples;
+  std::map<std::size_t, std::map<std::string, model::BenchEvent>> last;
   std::map<std::size_t, double> others;
   std::size_t ran = 0;
   for (int round = 0; round < rounds; ++round) {
@@ -48,6 +52,7 @@ std::size_t remeasure_interleaved(const EvaluationContext& ctx, const std::vecto
                                  if (e == nullptr) return;
                                  auto& into = samples[v][e->problem.key()];
                                  into.insert(into.end(), e->samples_s.begin(), e->samples_s.end());
+                                 last[v][e->problem.key()] = *e;
                                });
       ++ran;
       if (!r.exited_cleanly()) return ran;  // the earlier timings stand; nothing is replaced
@@ -60,21 +65,26 @@ std::size_t remeasure_interleaved(const EvaluationContext& ctx, const std::vecto
     for (const auto& p : problems) {
       worklog::MeasurementKey key = measurement_key(ctx, v, hash, p, worklog::Phase::bench);
       auto previous = ctx.log->measurement(key);
+      std::optional<StoredTiming> pooled_timing = previous ? stored_timing(*previous) : std::nullopt;
       std::vector<double> pooled = samples[v][p.key()];
-      nlohmann::ordered_json result = previous ? nlohmann::ordered_json::parse(previous->result) : nlohmann::ordered_json::object();
-      for (double s : result.value("samples_s", std::vector<double>{})) pooled.push_back(s);
-      if (pooled.empty()) continue;
+      if (pooled_timing) {
+        pooled.insert(pooled.end(), pooled_timing->bench.samples_s.begin(), pooled_timing->bench.samples_s.end());
+      } else if (auto turn = last[v].find(p.key()); turn != last[v].end()) {
+        pooled_timing.emplace();
+        pooled_timing->bench = turn->second;
+      }
+      if (pooled.empty() || !pooled_timing) continue;
       Spread spread = spread_of(pooled);
-      result["median_s"] = spread.median_s;
-      result["q1_s"] = kiln::quantile(pooled, 0.25);
-      result["q3_s"] = kiln::quantile(pooled, 0.75);
-      result["samples_s"] = pooled;
-      result["interleaved_with"] = rivals;
-      result["interleaved_rounds"] = rounds;
+      pooled_timing->bench.median_s = spread.median_s;
+      pooled_timing->bench.q1_s = kiln::quantile(pooled, 0.25);
+      pooled_timing->bench.q3_s = kiln::quantile(pooled, 0.75);
+      pooled_timing->bench.samples_s = pooled;
+      pooled_timing->interleaved_with = rivals;
+      pooled_timing->interleaved_rounds = rounds;
       worklog::Measurement meas;
       meas.key = key;
       meas.status = worklog::MeasurementStatus::ok;
-      meas.result = result.dump();
+      meas.result = to_json(*pooled_timing).dump();
       meas.session_id = ctx.session_id;
       meas.median_s = spread.median_s;
       meas.spread_s = spread.iqr_s;

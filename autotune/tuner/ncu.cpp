@@ -184,18 +184,18 @@ nlohmann::json launches_to_json(const std::vector<NcuLaunch>& launches) {
   return out;
 }
 
-std::vector<NcuLaunch> launches_from_json(const nlohmann::json& j) {
+std::vector<NcuLaunch> parse_stored_launches(const std::string& text, const std::string& label) {
+  const model::JsonFile file = model::parse_json_text(label, text);
   std::vector<NcuLaunch> out;
-  if (!j.is_array()) return out;
-  for (const auto& l : j) {
-    if (!l.is_object()) continue;
+  for (const model::JsonNode& l : model::JsonNode::root(file).elements()) {
+    l.require_object({"kernel", "metrics"}, {"kernel", "metrics"});
     NcuLaunch launch;
-    launch.kernel = l.value("kernel", std::string{});
-    const nlohmann::json metrics = l.value("metrics", nlohmann::json::object());
-    for (const auto& [name, v] : metrics.items()) {
-      if (v.is_object() && v.contains("value") && v.at("value").is_number()) {
-        launch.metrics[name] = {v.at("value").get<double>(), v.value("unit", std::string{})};
-      }
+    launch.kernel = l["kernel"].string();
+    for (const model::JsonNode& metric : l["metrics"].members()) {
+      metric.require_object({"value", "unit"}, {"value", "unit"});
+      const model::JsonNode value = metric["value"];
+      if (!value.json().is_number()) value.fail("expected a number, got " + model::describe_json(value.json()));
+      launch.metrics[metric.key()] = {value.json().get<double>(), metric["unit"].string()};
     }
     out.push_back(std::move(launch));
   }

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/model/json_reader.hpp"
+
 namespace kiln::tuner {
 
 // Throughputs as % of peak (SM, memory, DRAM, L2, L1), achieved and theoretical occupancy,
@@ -47,7 +49,9 @@ std::vector<NcuLaunch> parse_ncu_csv(const std::string& text, const std::string&
 // As the worklog stores them: [{"kernel", "metrics": {name: {"value", "unit"}}}], only the
 // metrics of ncu_metrics() (the raw page carries every device attribute besides).
 nlohmann::json launches_to_json(const std::vector<NcuLaunch>& launches);
-std::vector<NcuLaunch> launches_from_json(const nlohmann::json& j);
+// What launches_to_json wrote, read back strictly from `text`: anything else is an InputError
+// naming `label` and the place ("<label>: /0/metrics/x/value: expected a number, got \"n/a\"").
+std::vector<NcuLaunch> parse_stored_launches(const std::string& text, const std::string& label);
 
 // ncu's complaint in its log or standard error, as one message: the missing permission for the
 // GPU's performance counters (ERR_NVGPUCTRPERM) as what to do about it, any other "==ERROR=="

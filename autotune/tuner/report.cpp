@@ -47,25 +47,27 @@ std::string bottleneck_row(const std::string& bucket, const std::string& problem
     md << "- | - | - | - | - | - | - | not profiled, no launch shape recorded |\n";
     return md.str();
   }
+  // The metrics kiln profile measured, else the launch shapes recorded while timing; a stored
+  // profile that does not read is said in the row, with why.
   std::vector<KernelMetrics> launches;
   std::string source;
-  if (!profile->metrics.empty()) {
-    for (const auto& l : launches_from_json(nlohmann::json::parse(profile->metrics, nullptr, false))) {
-      launches.push_back(metrics_from_ncu(l));
+  try {
+    if (!profile->metrics.empty()) {
+      for (const auto& l : parse_stored_launches(profile->metrics, "the metrics of " + variant)) {
+        launches.push_back(metrics_from_ncu(l));
+      }
+      source = "ncu";
     }
-    source = "ncu";
-  }
-  if (launches.empty() && !profile->launches.empty()) {
-    try {
+    if (launches.empty() && !profile->launches.empty()) {
       const model::JsonFile stored = model::parse_json_text("the launch shapes of " + variant, profile->launches);
       for (const auto& s : model::launch_shapes_from_json(model::JsonNode::root(stored))) {
         launches.push_back(metrics_from_shape(s, profile->sm_count));
       }
-    } catch (const model::InputError& e) {
-      md << "- | - | - | - | - | - | - | " << markdown_cell(std::string("launch shapes unread: ") + e.what()) << " |\n";
-      return md.str();
+      source = "launch shape";
     }
-    source = "launch shape";
+  } catch (const model::InputError& e) {
+    md << "- | - | - | - | - | - | - | " << markdown_cell(std::string("unread: ") + e.what()) << " |\n";
+    return md.str();
   }
   if (launches.empty()) {
     md << "- | - | - | - | - | - | - | nothing recorded |\n";

@@ -84,3 +84,37 @@ TEST_CASE("reading commands write nothing into an empty or foreign file", "[cli]
   CHECK(kiln_test::read_file(notes) == "a file of notes\n");
   CHECK(files_in(tmp.path()) == std::set<std::string>{"empty.sqlite", "notes.txt"});
 }
+
+// The committed H200 worklog and records, reported and replayed: the output below and in
+// tests/cli/data/h200_report.md is what Kiln printed before the worklog's rows were read through the
+// protocol's types: the records of both domains, nbody_cuda's record of before its domain (its
+// buckets' winners have Nsight Compute metrics in the worklog), and a session with its device.
+TEST_CASE("kiln report and kiln replay on the committed worklog print what they printed before", "[cli]") {
+  const fs::path source(KILN_SOURCE_DIR);
+  const std::string worklog = (source / "presets/records/h200/worklog.sqlite").string();
+  const fs::path records = source / "presets/records/h200";
+  const kiln_test::KilnRun report =
+      run_kiln({"report", "--worklog", worklog, "--record", (source / "tests/cli/data/nbody_cuda_buckets.record.json").string(),
+                "--record", (records / "nbody_cuda.record.json").string(), "--record",
+                (records / "softmax_cuda.record.json").string(), "--kernel", "nbody_cuda"},
+               60);
+  REQUIRE(report.exit_code == 0);
+  CHECK(joined(report.out) == kiln_test::read_file(source / "tests/cli/data/h200_report.md"));
+
+  kiln_test::TempDir tmp("kiln-cli-replay");
+  const kiln_test::KilnRun generated =
+      run_kiln({"generate", "--space", (source / "kernels/softmax/softmax_cuda.space.json").string(), "--target",
+                (source / "presets/devices/h200.json").string(), "--out", (tmp / "softmax_cuda").string()},
+               60);
+  REQUIRE(generated.exit_code == 0);
+  const kiln_test::KilnRun replay =
+      run_kiln({"replay", "--worklog", worklog, "--manifest", (tmp / "softmax_cuda/manifest.json").string(), "--strategy",
+                "anneal", "--budget", "15", "--seed", "3"},
+               60);
+  REQUIRE(replay.exit_code == 0);
+  CHECK(joined(replay.out) ==
+        "kiln: replayed anneal (seed 3) on softmax_cuda: 15 of 179 variants measured\n"
+        "  best of the space: softmax_cuda__THREADS128_ROW_THREADS128_SPLIT1_CACHE8_VEC_BYTES16_STAGE0 184.707 us\n"
+        "  found:             softmax_cuda__THREADS256_ROW_THREADS128_SPLIT1_CACHE8_VEC_BYTES16_STAGE0 194.145 us "
+        "(5.11023% slower)\n");
+}

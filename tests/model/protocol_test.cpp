@@ -7,6 +7,7 @@
 #include "kiln/model/json_reader.hpp"
 #include "kiln/model/protocol.hpp"
 #include "kiln_catch.hpp"
+#include "protocol_examples.hpp"
 #include "temp_dir.hpp"
 
 using kiln_test::ContainsSubstring;
@@ -36,21 +37,7 @@ std::string error_of(const std::string& line) {
 }
 
 model::BenchEvent bench() {
-  model::BenchEvent e;
-  e.index = 2;
-  e.problem = problem(4096, "bf16");
-  e.median_s = 2.5e-5;
-  e.q1_s = 2.4e-5;
-  e.q3_s = 2.75e-5;
-  e.samples_s = {2.4e-5, 2.5e-5, 2.75e-5};
-  e.mean_s = 2.55e-5;
-  e.min_s = 2.4e-5;
-  e.stddev_s = 1e-6;
-  e.repetitions = 3;
-  e.iterations = 800;
-  e.batch = 12;
-  e.rotation = 4;
-  e.method = "cuda-graph";
+  model::BenchEvent e = kiln_test::example_bench(problem(4096, "bf16"));
   model::LaunchShape s;
   s.kernel = "softmax_rows(float*, int)";
   s.grid = {132, 1, 1};

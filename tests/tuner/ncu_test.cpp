@@ -76,11 +76,22 @@ TEST_CASE("ncu CSV: stored as JSON, only the metrics asked for, and read back") 
   const auto json = kiln::tuner::launches_to_json(launches);
   REQUIRE(json.size() == 2);
   CHECK(json[0]["metrics"].size() == kiln::tuner::ncu_metrics().size());
-  const auto back = kiln::tuner::launches_from_json(nlohmann::json::parse(json.dump()));
+  const auto back = kiln::tuner::parse_stored_launches(json.dump(), "stored");
   REQUIRE(back.size() == 2);
   CHECK(back[1].kernel == launches[1].kernel);
   CHECK(back[1].metrics.at("launch__grid_size").value == 4096);
   CHECK(back[1].metrics.at("gpu__time_duration.sum").unit == "ns");
+}
+
+TEST_CASE("stored ncu metrics read strictly: anything but what was written is an error naming the place") {
+  CHECK(kiln::tuner::parse_stored_launches("[]", "stored").empty());
+  CHECK_THROWS_WITH(kiln::tuner::parse_stored_launches(R"([{"kernel":"k","metrics":{"x":{"value":"n/a","unit":""}}}])", "stored"),
+                    ContainsSubstring("stored: /0/metrics/x/value: expected a number, got \"n/a\""));
+  CHECK_THROWS_WITH(kiln::tuner::parse_stored_launches(R"([{"kernel":"k","metrics":{"x":{"value":1}}}])", "stored"),
+                    ContainsSubstring("stored: /0/metrics/x/unit: required key is missing"));
+  CHECK_THROWS_WITH(kiln::tuner::parse_stored_launches(R"({"kernel":"k"})", "stored"),
+                    ContainsSubstring("stored: expected an array"));
+  CHECK_THROWS_WITH(kiln::tuner::parse_stored_launches("[{", "stored"), ContainsSubstring("malformed JSON"));
 }
 
 TEST_CASE("ncu CSV: no header, a cut row and an unterminated quote are errors naming the place") {
