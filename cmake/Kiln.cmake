@@ -64,7 +64,7 @@ if(NOT TARGET Kiln::kiln)
 endif()
 
 # The tool's path as a plain string, for the template's link launcher (RULE_LAUNCH_LINK takes no
-# generator expressions). Kiln's own tree puts the tool in a known folder (autotune/cli).
+# generator expressions). Kiln's own tree puts the tool in a known folder (cli/).
 function(_kiln_tool_path out)
   get_target_property(imported Kiln::kiln IMPORTED)
   if(imported)

@@ -29,7 +29,7 @@ endif()
 # One copy of the tool, and the header steps depend on it: edit the emitter, and the next build
 # rewrites the header.
 file(GLOB_RECURSE tools "${build}/*/kiln")
-list(FILTER tools INCLUDE REGEX "/autotune/cli/kiln$")
+list(FILTER tools INCLUDE REGEX "/cli/kiln$")
 list(LENGTH tools copies)
 if(NOT copies EQUAL 1)
   message(FATAL_ERROR "expected one build of the kiln tool, found ${copies}: ${tools}")

@@ -1,6 +1,6 @@
 # include_arrows.cmake on a small tree written here: it must name each arrow between generator/
 # and autotune/ (both ways, and out of model/) and let pass those through model/, the kernel
-# headers under autotune/include and the `kiln generate` entry point.
+# headers under autotune/include and the `kiln` command (cli/), which may include every part.
 #   cmake -DKILN_CHECK=<include_arrows.cmake> -DKILN_WORK=<scratch directory> -P include_arrows_selftest.cmake
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${KILN_WORK}")
@@ -11,7 +11,7 @@ put(model/include/kiln/model/manifest.hpp "#include \"kiln/problem.hpp\"")
 put(autotune/include/kiln/problem.hpp "#include <string>")
 put(generator/include/kiln/gen/generate.hpp "#include \"kiln/model/manifest.hpp\"")
 put(autotune/tuner/record.hpp "#include \"kiln/model/manifest.hpp\"")
-put(autotune/cli/build_commands.cpp "#include \"kiln/gen/generate.hpp\"\n#include \"kiln/problem.hpp\"")
+put(cli/build_commands.cpp "#include \"kiln/gen/generate.hpp\"\n#include \"kiln/problem.hpp\"")
 put(generator/src/space.cpp "  #  include \"kiln/gen/generate.hpp\"\n  out += \"#include \\\"record.hpp\\\"\";")
 
 execute_process(COMMAND "${CMAKE_COMMAND}" -DKILN_ROOT=${KILN_WORK} -P "${KILN_CHECK}"

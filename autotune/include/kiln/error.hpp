@@ -1,5 +1,5 @@
 // Kiln's errors: those that cross the boundary between a kernel's workload and the variant
-// harness, and those the `kiln` command maps to its exit codes (autotune/cli/main.cpp).
+// harness, and those the `kiln` command maps to its exit codes (cli/main.cpp).
 #pragma once
 #include <stdexcept>
 #include <string>
