@@ -49,6 +49,20 @@ TreeTable two_regimes() {
   return t;
 }
 
+// A table where each point's best is a different variant in no simple pattern.
+TreeTable scattered() {
+  TreeTable t;
+  for (int v = 0; v < 5; ++v) t.variants.push_back("v" + std::to_string(v));
+  for (int i = 0; i < 40; ++i) {
+    t.points.push_back(rc(1 + (i * 37) % 101, 1 + (i * 53) % 997));
+    std::vector<double> row;
+    for (int v = 0; v < 5; ++v) row.push_back(1.0 + ((i * 7 + v * 13) % 11) / 10.0);
+    t.time.push_back(row);
+    t.floor_s.push_back(0.5);
+  }
+  return t;
+}
+
 std::vector<std::string> leaf_variants(const DispatchTree& tree) {
   std::vector<std::string> out;
   for (const auto& n : tree.nodes) {
@@ -175,16 +189,7 @@ TEST_CASE("a symbolic dim splits on equality, and the tree is deterministic and 
 }
 
 TEST_CASE("every coverage point is served within the tolerance, whatever the table", "[tree]") {
-  // A table where each point's best is a different variant in no simple pattern.
-  TreeTable t;
-  for (int v = 0; v < 5; ++v) t.variants.push_back("v" + std::to_string(v));
-  for (int i = 0; i < 40; ++i) {
-    t.points.push_back(rc(1 + (i * 37) % 101, 1 + (i * 53) % 997));
-    std::vector<double> row;
-    for (int v = 0; v < 5; ++v) row.push_back(1.0 + ((i * 7 + v * 13) % 11) / 10.0);
-    t.time.push_back(row);
-    t.floor_s.push_back(0.5);
-  }
+  const TreeTable t = scattered();
   const DispatchTree tree = learn_tree(t, {1.05});
   CHECK(worst_regret_of(tree, t) <= 1.05);
   CHECK(tree.depth() <= 12);
@@ -194,15 +199,7 @@ TEST_CASE("every coverage point is served within the tolerance, whatever the tab
 }
 
 TEST_CASE("a leaf holds at least min_leaf_points points, and no split ends in two leaves of one variant", "[tree]") {
-  TreeTable t;
-  for (int v = 0; v < 5; ++v) t.variants.push_back("v" + std::to_string(v));
-  for (int i = 0; i < 40; ++i) {
-    t.points.push_back(rc(1 + (i * 37) % 101, 1 + (i * 53) % 997));
-    std::vector<double> row;
-    for (int v = 0; v < 5; ++v) row.push_back(1.0 + ((i * 7 + v * 13) % 11) / 10.0);
-    t.time.push_back(row);
-    t.floor_s.push_back(0.5);
-  }
+  const TreeTable t = scattered();
   for (std::size_t m : {2u, 4u, 7u}) {
     const DispatchTree tree = learn_tree(t, {1.05, 12, m});
     CHECK(tree.min_leaf_points == m);
