@@ -7,7 +7,7 @@ include("${CMAKE_CURRENT_LIST_DIR}/run_step.cmake")
 file(REMOVE_RECURSE "${WORK}")
 set(kiln_copy "${WORK}/kiln-src")
 file(MAKE_DIRECTORY "${kiln_copy}")
-foreach(part CMakeLists.txt cmake model generator autotune kernels presets)
+foreach(part CMakeLists.txt cmake model generator autotune cli kernels presets)
   file(COPY "${SOURCE}/${part}" DESTINATION "${kiln_copy}")
 endforeach()
 
