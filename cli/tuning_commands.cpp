@@ -37,6 +37,26 @@ tuner::StrategyOptions strategy_options(const std::vector<std::string>& assignme
   return o;
 }
 
+// --budget of kiln tune: a count, or a fraction of the space, checked as the option budget is.
+tuner::StrategyOptions strategy_options(const std::vector<std::string>& assignments, const std::string& budget) {
+  tuner::StrategyOptions o = tuner::StrategyOptions::parse(assignments);
+  if (!budget.empty() && budget != "0") o.set("budget", budget);
+  return o;
+}
+
+CLI::Validator budget_value() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          tuner::StrategyOptions{{"budget", text}}.count("budget", 1);
+        } catch (const kiln::Error&) {
+          return "'" + text + "' is not a count (20) or a fraction of the space (0.15)";
+        }
+        return {};
+      },
+      "COUNT|FRACTION");
+}
+
 std::string strategy_help() {
   std::string help = "search strategy:";
   for (const auto& [name, s] : tuner::strategies()) {
@@ -110,10 +130,13 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--source", *sources, "kernel source whose content keys the measurement cache")->check(CLI::ExistingFile);
   tune->add_option("--flags-file", *flags, "file describing compiler and flags")->check(CLI::ExistingFile);
   auto strategy_assignments = std::make_shared<std::vector<std::string>>();
-  auto budget = std::make_shared<std::size_t>(0);
+  auto budget = std::make_shared<std::string>();
   tune->add_option("--strategy", t->strategy, strategy_help())->check(CLI::IsMember(tuner::strategy_names()));
   tune->add_option("--strategy-option", *strategy_assignments, "key=value, an option of the strategy (repeatable)");
-  tune->add_option("--budget", *budget, "shorthand for --strategy-option budget=N (0: the strategy's default)")->check(count());
+  tune->add_option("--budget", *budget,
+                   "shorthand for --strategy-option budget=N: a count, or a fraction of the space such as 0.15 (0: the "
+                   "strategy's default)")
+      ->check(budget_value());
   tune->add_option("--seed", t->seed, "random seed (default: from the clock)")->check(count());
   tune->add_option("--repetitions", t->repetitions, "timed repetitions per problem (median), at most")->check(CLI::Range(1, 1000));
   tune->add_option("--settled-spread", t->settled_spread,
@@ -151,6 +174,27 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_flag("--lock-clocks", t->lock_clocks,
                  "lock the GPU's SM clock at its maximum for the session (nvidia-smi -lgc; needs the permission), "
                  "reset at the end");
+  // Compile on demand: the template's captured command lines, as `kiln compile` takes them.
+  auto on_demand = std::make_shared<tuner::CompileOptions>();
+  auto* cc = tune->add_option("--compile-command", on_demand->compile_command,
+                              "compile the variants when the search first needs them, with this captured compile of "
+                              "the template (kiln compile builds none beforehand)")
+                 ->check(CLI::ExistingFile)
+                 ->group("Compile on demand");
+  auto* lc = tune->add_option("--link-command", on_demand->link_command, "the template's captured link")
+                 ->check(CLI::ExistingFile)
+                 ->group("Compile on demand");
+  auto* ts = tune->add_option("--template-source", on_demand->template_source, "the template's source file")
+                 ->group("Compile on demand");
+  auto* od = tune->add_option("--objects-dir", on_demand->objects_dir, "where objects and dependency files go")
+                 ->group("Compile on demand");
+  tune->add_option("--compile-jobs", on_demand->jobs, "parallel compiles (0: one per processor, fewer when memory is short)")
+      ->check(CLI::Range(0, 1024))
+      ->group("Compile on demand");
+  cc->needs(lc)->needs(ts)->needs(od);
+  lc->needs(cc);
+  ts->needs(cc);
+  od->needs(cc);
   tune->callback([=, &exit_code] {
     t->manifest = (*paths)["manifest"];
     t->variants_dir = (*paths)["variants"];
@@ -162,6 +206,10 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
     t->header_out = (*paths)["header"];
     for (const auto& c : *copies) t->record_copies.emplace_back(c);
     for (const auto& s : *sources) t->sources.emplace_back(s);
+    if (!on_demand->compile_command.empty()) {
+      t->compile_on_demand = *on_demand;
+      t->compile_on_demand->sources = t->sources;  // a failed variant is compiled again when one changes
+    }
     if (!flags->empty()) t->flags_file = *flags;
     if (*timeout) {
       try {

@@ -38,7 +38,7 @@ foreach(_kiln_backend IN LISTS KILN_TUNE_BACKENDS)
 endforeach()
 set(KILN_SEARCH "exhaustive" CACHE STRING "Search strategy (`kiln tune --help` lists them): exhaustive, anneal, random")
 set(KILN_SEARCH_OPTIONS "" CACHE STRING "The strategy's options, key=value;key=value (e.g. budget=0.15)")
-set(KILN_BUDGET "0" CACHE STRING "Shorthand for the option budget=N of anneal and random (0: the strategy's default)")
+set(KILN_BUDGET "0" CACHE STRING "Shorthand for the option budget of anneal and random: a count, or a fraction of the space such as 0.15 (0: the strategy's default)")
 set(KILN_REPETITIONS "7" CACHE STRING "Timed repetitions per problem; the median is kept")
 set(KILN_TUNE_ARGS "" CACHE STRING "More arguments of every kiln tune step (e.g. --lock-clocks;--sanitize-runners-up=3)")
 set(KILN_WORKLOG "${CMAKE_BINARY_DIR}/kiln/worklog.sqlite" CACHE FILEPATH "The worklog (SQLite)")
@@ -46,6 +46,8 @@ set(KILN_UPDATE_RECORDS OFF CACHE BOOL "Also write tuning records into the recor
 set(KILN_RECORDS_DIR "" CACHE PATH
     "Committed tuning records of kernels that name no RECORDS_DIR (default: <project source dir>/kiln-records)")
 set(KILN_COMPILE_JOBS "0" CACHE STRING "Variants compiled at once by kiln compile (0: one per processor)")
+set(KILN_COMPILE_ON_DEMAND ON CACHE BOOL
+    "Compile a variant when the search first needs it, in the tune step (OFF: every variant before tuning)")
 set(KILN_GENERATED_INCLUDE_DIR "${CMAKE_BINARY_DIR}/kiln/include" CACHE INTERNAL "")
 
 # Where the device files come from: this source tree, or an installed package (KilnConfig.cmake
@@ -351,24 +353,40 @@ architectures ${architectures}
     foreach(s IN LISTS sources)
       list(APPEND source_args --source "${s}")
     endforeach()
+    set(captured "${dir}/capture/compile.json" "${dir}/capture/link.json")
+    set(compile_args --compile-command "${dir}/capture/compile.json" --link-command "${dir}/capture/link.json"
+                     --template-source "${template_source}" --objects-dir "${dir}/objects")
+    # Every variant, compiled without tuning: kiln_compile (or kiln_compile_<kernel>) builds them on
+    # a machine without the device; with KILN_COMPILE_ON_DEMAND OFF, before tuning.
     add_custom_command(
       OUTPUT "${dir}/compile.stamp"
-      COMMAND Kiln::kiln compile --manifest "${manifest}" --compile-command "${dir}/capture/compile.json"
-              --link-command "${dir}/capture/link.json" --template-source "${template_source}"
-              --variants-dir "${dir}/bin" --objects-dir "${dir}/objects" --build-records "${dir}/builds"
-              --jobs "${KILN_COMPILE_JOBS}" ${source_args}
+      COMMAND Kiln::kiln compile --manifest "${manifest}" ${compile_args}
+              --variants-dir "${dir}/bin" --build-records "${dir}/builds" --jobs "${KILN_COMPILE_JOBS}" ${source_args}
       COMMAND "${CMAKE_COMMAND}" -E touch "${dir}/compile.stamp"
-      DEPENDS ${template} "${dir}/capture/compile.json" "${dir}/capture/link.json" "${dir}/generate.stamp" "${manifest}" ${sources}
-              Kiln::kiln
+      DEPENDS ${template} ${captured} "${dir}/generate.stamp" "${manifest}" ${sources} Kiln::kiln
       JOB_POOL kiln_compile
       COMMENT "Compiling the variants of ${kernel}"
       VERBATIM)
-    # kiln_variants: every kernel's variants. Tuning starts after all of them, so that no
-    # compile shares the machine with a measurement.
+    add_custom_target(kiln_compile_${kernel} DEPENDS "${dir}/compile.stamp")
+    if(NOT TARGET kiln_compile)
+      add_custom_target(kiln_compile COMMENT "Every variant of every tuned kernel is built")
+    endif()
+    add_dependencies(kiln_compile kiln_compile_${kernel})
+    # kiln_variants: what tuning needs built first. Tuning starts after all of it, so that no
+    # compile of the build shares the machine with a measurement; compiled on demand, a variant is
+    # compiled by its tune step, between that step's measurements.
     if(NOT TARGET kiln_variants)
       add_custom_target(kiln_variants COMMENT "All kernel variants are built")
     endif()
-    add_custom_target(kiln_variants_${kernel} DEPENDS "${dir}/compile.stamp")
+    if(KILN_COMPILE_ON_DEMAND)
+      add_custom_target(kiln_variants_${kernel} DEPENDS ${template} ${captured})
+      set(tune_compile_args ${compile_args} --compile-jobs "${KILN_COMPILE_JOBS}")
+      set(tune_compile_deps ${template} ${captured} "${dir}/generate.stamp")
+    else()
+      add_custom_target(kiln_variants_${kernel} DEPENDS "${dir}/compile.stamp")
+      set(tune_compile_args)
+      set(tune_compile_deps "${dir}/compile.stamp")
+    endif()
     add_dependencies(kiln_variants kiln_variants_${kernel})
 
     set(strategy_args --strategy "${KILN_SEARCH}")
@@ -388,10 +406,10 @@ architectures ${architectures}
       COMMAND "${CMAKE_COMMAND}" -E env CUDA_DEVICE_ORDER=PCI_BUS_ID $<TARGET_FILE:Kiln::kiln> tune --manifest "${manifest}" --variants-dir "${dir}/bin"
               --build-records "${dir}/builds" --worklog "${KILN_WORKLOG}" --device "${device_file}"
               --probe "$<TARGET_FILE:${probe}>" --record-out "${dir}/${kernel}.record.json" --header-out "${header}"
-              --flags-file "${dir}/compiler.txt" ${source_args} ${record_copy}
+              --flags-file "${dir}/compiler.txt" ${source_args} ${record_copy} ${tune_compile_args}
               ${strategy_args} --repetitions "${KILN_REPETITIONS}" ${KILN_TUNE_ARGS}
       COMMAND "${CMAKE_COMMAND}" -E touch "${dir}/tune.stamp"
-      DEPENDS "${dir}/compile.stamp" ${probe} "${manifest}" "${dir}/compiler.txt" ${sources} Kiln::kiln
+      DEPENDS ${tune_compile_deps} ${probe} "${manifest}" "${dir}/compiler.txt" ${sources} Kiln::kiln
       COMMENT "Tuning ${kernel} on ${device_name}"
       USES_TERMINAL
       VERBATIM)

@@ -427,6 +427,31 @@ CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& 
   return summary;
 }
 
+OnDemandCompiler::OnDemandCompiler(const Manifest& manifest, CompileOptions options)
+    : manifest_(&manifest), options_(std::move(options)), done_(manifest.variants.size(), false) {
+  jobs_ = options_.jobs > 0 ? options_.jobs : default_jobs(model::backend_named(manifest.backend));
+  options_.jobs = jobs_;
+}
+
+void OnDemandCompiler::compile(const std::vector<std::size_t>& indices) {
+  CompileOptions batch = options_;
+  batch.only.clear();
+  for (std::size_t i : indices) {
+    if (done_.at(i)) continue;
+    done_[i] = true;
+    batch.only.push_back(manifest_->variants[i].name);
+  }
+  if (batch.only.empty()) return;
+  std::sort(batch.only.begin(), batch.only.end());
+  batch.only.erase(std::unique(batch.only.begin(), batch.only.end()), batch.only.end());
+  const CompileSummary s = compile_variants(*manifest_, batch);
+  total_.compiled += s.compiled;
+  total_.up_to_date += s.up_to_date;
+  total_.failed += s.failed;
+  total_.seconds += s.seconds;
+  total_.jobs = jobs_;
+}
+
 std::optional<fs::path> changed_link_input(const CapturedCommand& link, fs::file_time_type built) {
   // argv[0] is the driver; options and their values are skipped, files named outright are read.
   bool value_follows = false;

@@ -82,4 +82,27 @@ std::optional<std::filesystem::path> changed_link_input(const CapturedCommand& l
 
 CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& options);
 
+// Variants compiled when the tuner first needs one (kiln tune --compile-on-demand): a budgeted
+// search compiles what it proposes, not the whole space, and a variant whose results the worklog
+// already holds is never compiled. Each call of compile() is one parallel batch through
+// compile_variants, so up-to-date variants, compile failures and the build records are handled
+// exactly as `kiln compile` handles them.
+class OnDemandCompiler {
+ public:
+  OnDemandCompiler(const Manifest& manifest, CompileOptions options);
+  // Compiles the variants among `indices` not yet compiled (or found up to date) by this compiler.
+  void compile(const std::vector<std::size_t>& indices);
+  bool done(std::size_t index) const { return done_.at(index); }
+  std::size_t jobs() const { return jobs_; }
+  // Over every batch: variants built now, found up to date, failed; seconds spent compiling.
+  const CompileSummary& total() const { return total_; }
+
+ private:
+  const Manifest* manifest_;
+  CompileOptions options_;
+  std::vector<bool> done_;
+  std::size_t jobs_ = 1;
+  CompileSummary total_;
+};
+
 }  // namespace kiln::tuner

@@ -121,6 +121,14 @@ void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& ou
   const std::set<std::size_t> finalists = ctx.measure ? coverage_finalists(m, outcomes, per_problem) : std::set<std::size_t>{};
   EvaluationContext reading = ctx;
   reading.measure = false;
+  if (ctx.compiler != nullptr) {
+    // The finalists that still have coverage points to time, compiled in one parallel batch.
+    std::vector<std::size_t> batch;
+    for (std::size_t f : finalists) {
+      if (time_points(reading, f, m.coverage).median_s.size() < m.coverage.size()) batch.push_back(f);
+    }
+    ctx.compiler->compile(batch);
+  }
   std::size_t measured = 0;
   for (auto& oc : outcomes) {
     if (oc.failure || !oc.score) continue;

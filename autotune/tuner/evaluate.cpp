@@ -189,6 +189,25 @@ model::Plan plan_for(const EvaluationContext& ctx, const std::string& variant, c
   return plan;
 }
 
+std::filesystem::path executable_of(const EvaluationContext& ctx, std::size_t index) {
+  if (ctx.compiler != nullptr) ctx.compiler->compile({index});
+  return ctx.variants_dir / ctx.manifest->variants[index].name;
+}
+
+bool needs_run(EvaluationContext& ctx, std::size_t index) {
+  const bool measure = ctx.measure;
+  ctx.measure = false;
+  VariantOutcome cached;
+  try {
+    cached = evaluate_variant(ctx, index);
+  } catch (...) {
+    ctx.measure = measure;
+    throw;
+  }
+  ctx.measure = measure;
+  return !cached.complete;
+}
+
 std::string variant_hash(const EvaluationContext& ctx, std::size_t index) {
   return fnv1a64_hex(read_text(ctx.manifest->variants[index].source));
 }
@@ -321,7 +340,7 @@ RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::s
   };
   auto limit = [&] { return std::chrono::duration<double>(silence_limit(ctx, at, run_s, before.others_cores)); };
   CpuReading start = ContentionWatch::read();
-  report.child = run_plan(ctx.variants_dir / name, plan_for(ctx, name, check, bench), ctx.scratch_dir, SilenceLimit(limit),
+  report.child = run_plan(executable_of(ctx, index), plan_for(ctx, name, check, bench), ctx.scratch_dir, SilenceLimit(limit),
                           on_event, ctx.environment);
   report.quietness = ctx.watch.between(start, ContentionWatch::read());
   ctx.watch.note_run(report.quietness);
@@ -368,14 +387,17 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
     }
     out.retried = decision.why;
   }
-  if (!ctx.measure) {
-    // Reading the worklog only: compile failures are in it as variant failures already.
-  } else if (auto failed = build_failure(ctx, name)) {
+  // Reading the worklog only (measure off): compile failures are in it as variant failures already.
+  // Compiled on demand, a variant is built (and its build judged) only when it has to run, below.
+  auto failed_build = [&]() -> bool {
+    auto failed = build_failure(ctx, name);
+    if (!failed) return false;
     out.failure = FailureKind::compile;
     out.detail = *failed;
     out.evidence = store_failure(ctx, vkey, FailureKind::compile, out.detail);
-    return out;
-  }
+    return true;
+  };
+  if (ctx.measure && ctx.compiler == nullptr && failed_build()) return out;
 
   // What the worklog already holds for this context.
   std::vector<Problem> to_check, to_bench;
@@ -416,6 +438,10 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
     return out;
   }
   if (!to_check.empty() || !to_bench.empty()) {
+    if (ctx.compiler != nullptr) {
+      ctx.compiler->compile({index});
+      if (failed_build()) return out;
+    }
     out.ran = true;
     RunReport run = run_once(ctx, index, hash, out, to_check, to_bench);
     const ChildResult& r = run.child;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "compile.hpp"
 #include "contention.hpp"
 #include "kiln/model/protocol.hpp"
 #include "kiln/worklog/worklog.hpp"
@@ -23,6 +24,9 @@ struct EvaluationContext {
   std::string context_key;
   std::filesystem::path variants_dir;       // executables, named after the variants
   std::filesystem::path build_records_dir;  // kiln compile's <variant>.json
+  // Set: variants are compiled when first run (kiln tune --compile-on-demand); unset: `kiln
+  // compile` built them all before.
+  OnDemandCompiler* compiler = nullptr;
   std::filesystem::path scratch_dir;        // plan files
   std::uint64_t seed = 1;
   int repetitions = 7;
@@ -78,6 +82,14 @@ struct VariantOutcome {
 };
 
 std::string variant_hash(const EvaluationContext& ctx, std::size_t index);
+
+// The variant's executable, compiled first when variants are compiled on demand. Every place that
+// runs a variant goes through this, so that none runs one that was never built.
+std::filesystem::path executable_of(const EvaluationContext& ctx, std::size_t index);
+
+// Whether measuring the variant would run it: something its checks or timings need is not in the
+// worklog, and no stored failure is kept for it. Reads the worklog only.
+bool needs_run(EvaluationContext& ctx, std::size_t index);
 
 // A whole file as bytes (sources for the cache keys, build records); throws when it cannot be read.
 std::string read_text(const std::filesystem::path& file);

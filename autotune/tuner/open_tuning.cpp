@@ -138,6 +138,14 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   ctx.context_key = ctx_key;
   ctx.variants_dir = o.variants_dir;
   ctx.build_records_dir = o.build_records_dir;
+  if (o.compile_on_demand) {
+    CompileOptions c = *o.compile_on_demand;
+    c.variants_dir = o.variants_dir;
+    c.build_records_dir = o.build_records_dir;
+    c.only.clear();
+    t->compiler = std::make_unique<OnDemandCompiler>(m, std::move(c));
+    ctx.compiler = t->compiler.get();
+  }
   ctx.scratch_dir = o.record_out.parent_path() / "plans";
   ctx.seed = t->seed;
   ctx.repetitions = o.repetitions;

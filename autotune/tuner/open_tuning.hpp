@@ -57,6 +57,7 @@ struct Tuning {
   std::unique_ptr<Searcher> searcher;
   std::vector<Floor> floors;              // of the listed problems, in order
   std::map<std::string, double> reference_s;  // the silence limit's memory of reference checks
+  std::unique_ptr<OnDemandCompiler> compiler;  // with --compile-on-demand
   EvaluationContext ctx;
 
   Tuning() = default;

@@ -70,7 +70,7 @@ Outcome profile_one(const EvaluationContext& ctx, std::size_t v, const Problem& 
     }
   };
   auto limit = [timeout_s] { return std::chrono::duration<double>(timeout_s); };
-  ChildResult r = run_plan(ctx.variants_dir / name, plan_for(ctx, name, {}, {problem}), ctx.scratch_dir, SilenceLimit(limit),
+  ChildResult r = run_plan(executable_of(ctx, v), plan_for(ctx, name, {}, {problem}), ctx.scratch_dir, SilenceLimit(limit),
                            on_event, {}, ncu_command(ncu, log_file), "profile");
   const std::string log = fs::exists(log_file) ? read_text(log_file) : std::string();
   if (auto complaint = ncu_error(log, r.stderr_tail)) {

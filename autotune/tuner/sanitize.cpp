@@ -58,7 +58,7 @@ SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index
     std::filesystem::remove(log);
     // The sanitizer slows a kernel down by one or two orders of magnitude.
     auto limit = [&] { return std::chrono::duration<double>(std::min(100 * ctx.timeout_s, kMaxTimeLimitSeconds)); };
-    ChildResult r = run_plan(ctx.variants_dir / name, plan_for(ctx, name, checks, {}), ctx.scratch_dir, SilenceLimit(limit),
+    ChildResult r = run_plan(executable_of(ctx, index), plan_for(ctx, name, checks, {}), ctx.scratch_dir, SilenceLimit(limit),
                              [](const model::Event&) {}, ctx.environment,
                              {sanitizer.string(), "--tool", tool, "--error-exitcode", std::to_string(kErrorExit),
                               "--log-file", log.string()});

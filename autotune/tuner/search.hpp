@@ -51,6 +51,11 @@ class Searcher {
   virtual std::size_t planned() const = 0;
   // Why the variant just proposed is worth measuring: the hypothesis of its worklog attempt.
   virtual std::string hypothesis() const = 0;
+  // The variants the search will propose next whatever it observes, in order (at most `limit`):
+  // the tuner compiles them in one parallel batch with the one just proposed. A search whose next
+  // step depends on what it observes commits to nothing (the default), and each of its proposals
+  // is compiled alone, when proposed.
+  virtual std::vector<std::size_t> upcoming(std::size_t /*limit*/) const { return {}; }
 };
 
 // A strategy's options as given (`--strategy-option key=value`), checked against its schema.

@@ -24,10 +24,13 @@ class Progress {
   Progress(std::ostream& out, bool enabled, std::string kernel, std::size_t planned)
       : out_(out), enabled_(enabled), tty_(isatty(STDOUT_FILENO) != 0), kernel_(std::move(kernel)), planned_(planned) {}
 
-  void update(std::size_t done, const std::string& best, double seconds_per_measured, std::size_t measured_left) {
+  void update(std::size_t done, std::size_t measured, const std::string& best, double seconds_per_measured,
+              std::size_t measured_left, const OnDemandCompiler* compiler) {
     if (!enabled_) return;
     std::ostringstream line;
-    line << "kiln: " << kernel_ << " " << done << "/" << planned_;
+    line << "kiln: " << kernel_ << " " << done << "/" << planned_ << " (" << measured << " measured now";
+    if (compiler != nullptr) line << ", " << compiler->total().compiled << " compiled";
+    line << ")";
     if (!best.empty()) line << "  best " << best;
     if (measured_left > 0 && seconds_per_measured > 0) line << "  ETA " << duration_text(seconds_per_measured * measured_left);
     if (tty_) {
@@ -64,6 +67,26 @@ ScoreFloor score_floor(const std::vector<Floor>& floors) {
   return floor;
 }
 
+// With compile on demand: the proposal, when it has to run, compiled in one parallel batch with
+// every variant the search has committed to propose next that has to run too (for an exhaustive
+// search, the whole space at once). What the worklog holds is not compiled at all.
+void compile_batch(Tuning& t, std::size_t proposal, std::ostream& out) {
+  OnDemandCompiler& compiler = *t.compiler;
+  if (compiler.done(proposal) || !needs_run(t.ctx, proposal)) return;
+  std::vector<std::size_t> batch{proposal};
+  for (std::size_t v : t.searcher->upcoming(t.target.manifest.variants.size())) {
+    if (!compiler.done(v) && needs_run(t.ctx, v)) batch.push_back(v);
+  }
+  const CompileSummary before = compiler.total();
+  compiler.compile(batch);
+  const CompileSummary& now = compiler.total();
+  if (batch.size() > 1) {
+    out << "kiln: " << t.target.manifest.kernel << ": compiled " << batch.size() << " variants in "
+        << duration_text(now.seconds - before.seconds) << " (" << now.jobs << " at once, "
+        << now.up_to_date - before.up_to_date << " up to date, " << now.failed - before.failed << " failed)\n";
+  }
+}
+
 }  // namespace
 
 SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
@@ -80,6 +103,7 @@ SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
   std::size_t done = 0;
   double run_seconds = 0;
   while (auto proposal = searcher.propose()) {
+    if (t.compiler != nullptr) compile_batch(t, *proposal, out);
     auto t0 = std::chrono::steady_clock::now();
     VariantOutcome outcome = evaluate_variant(t.ctx, *proposal);
     double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -105,7 +129,8 @@ SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
       if (floor.seconds) best_text += " (" + fixed(*best_score / *floor.seconds, 2) + "x floor)";
     }
     std::size_t left = searcher.planned() > done ? searcher.planned() - done : 0;
-    progress.update(done, best_text, result.ran > 0 ? run_seconds / static_cast<double>(result.ran) : 0, left);
+    progress.update(done, result.ran, best_text, result.ran > 0 ? run_seconds / static_cast<double>(result.ran) : 0, left,
+                    t.compiler.get());
     result.outcomes.push_back(std::move(outcome));
   }
   progress.finish();

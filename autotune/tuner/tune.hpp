@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compile.hpp"
 #include "search.hpp"
 
 namespace kiln::tuner {
@@ -16,6 +17,9 @@ struct TuneOptions {
   std::filesystem::path manifest;
   std::filesystem::path variants_dir;       // variant executables, named after the variants
   std::filesystem::path build_records_dir;  // the variants' build records (kiln compile)
+  // Set: the variants are compiled here when the search first needs them (its variants_dir,
+  // build_records_dir and `only` are ignored); unset: `kiln compile` built every one before.
+  std::optional<CompileOptions> compile_on_demand;
   std::filesystem::path worklog;
   std::filesystem::path device_spec;        // presets/devices/<name>.json
   std::filesystem::path probe;              // the probe of the kernel's backend (kiln_probe_<backend>)

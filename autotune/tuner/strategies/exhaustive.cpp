@@ -1,4 +1,7 @@
 // Exhaustive search: every feasible variant once, the space's default first.
+#include <algorithm>
+#include <cstddef>
+
 #include "search.hpp"
 
 namespace kiln::tuner {
@@ -18,6 +21,10 @@ class ExhaustiveSearch final : public Searcher {
     return order_[next_++];
   }
   void observe(const Evaluation&) override {}
+  std::vector<std::size_t> upcoming(std::size_t limit) const override {
+    const std::size_t end = std::min(order_.size(), next_ + limit);
+    return {order_.begin() + static_cast<std::ptrdiff_t>(next_), order_.begin() + static_cast<std::ptrdiff_t>(end)};
+  }
   std::string hypothesis() const override {
     return "exhaustive search: every feasible variant is measured; this one may beat the best so far";
   }

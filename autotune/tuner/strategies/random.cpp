@@ -28,6 +28,10 @@ class RandomSearch final : public Searcher {
     return order_[next_++];
   }
   void observe(const Evaluation&) override {}
+  std::vector<std::size_t> upcoming(std::size_t limit) const override {
+    const std::size_t end = std::min(order_.size(), next_ + limit);
+    return {order_.begin() + static_cast<std::ptrdiff_t>(next_), order_.begin() + static_cast<std::ptrdiff_t>(end)};
+  }
   std::size_t planned() const override { return order_.size(); }
   std::string hypothesis() const override {
     return next_ <= 1 ? "random search: the space's default, the baseline"
