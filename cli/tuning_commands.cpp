@@ -16,6 +16,7 @@
 #include "process.hpp"
 #include "rebuild.hpp"
 #include "replay.hpp"
+#include "replay_table.hpp"
 #include "search.hpp"
 #include "tune.hpp"
 #include "verify.hpp"
@@ -28,6 +29,10 @@ struct ReplayArgs {
   std::size_t budget = 0;
   std::vector<std::string> options;
   std::uint64_t seed = 1;
+  bool table = false;
+  bool strategy_given = false;
+  std::size_t seeds = 20;
+  std::vector<double> fractions{0.05, 0.10, 0.15};
 };
 
 // The strategy's options: the key=value strings, with --budget as a shorthand for budget=N.
@@ -76,6 +81,15 @@ int replay(const ReplayArgs& a) {
   }
   auto recorded = [&](std::size_t v) { return scores.at(v); };
   tuner::SearchSpace space = tuner::SearchSpace::from(m);
+  if (a.table) {
+    tuner::TableSettings settings;
+    if (a.strategy_given) settings.strategies = {a.strategy};
+    settings.fractions = a.fractions;
+    settings.seeds = a.seeds;
+    settings.first_seed = a.seed;
+    std::cout << tuner::format_table(tuner::replay_table(space, recorded, settings));
+    return 0;
+  }
   auto exhaustive = tuner::make_searcher("exhaustive", space, {}, a.seed);
   auto reference = tuner::replay(*exhaustive, recorded);
   auto searcher = tuner::make_searcher(a.strategy, space, strategy_options(a.options, a.budget), a.seed);
@@ -305,8 +319,33 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   rep->add_option("--strategy", r->strategy, strategy_help())->check(CLI::IsMember(tuner::strategy_names()));
   rep->add_option("--strategy-option", r->options, "key=value, an option of the strategy (repeatable)");
   rep->add_option("--budget", r->budget, "shorthand for --strategy-option budget=N")->check(count());
-  rep->add_option("--seed", r->seed)->check(count());
-  rep->callback([r, &exit_code] { exit_code = replay(*r); });
+  rep->add_option("--seed", r->seed, "random seed (with --table: the first of --seeds consecutive seeds)")->check(count());
+  auto* table = rep->add_flag("--table", r->table,
+                "every budgeted strategy (or --strategy) at every budget of --fractions over --seeds seeds: the fraction "
+                "of the optimum reached, as a Markdown table");
+  rep->add_option("--seeds", r->seeds, "with --table: seeds per strategy and budget (default 20)")->check(CLI::Range(1, 100000));
+  rep->add_option("--fractions", r->fractions, "with --table: budgets as fractions of the space (default 0.05,0.10,0.15)")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            double v = 0;
+            std::size_t used = 0;
+            try {
+              v = std::stod(text, &used);
+            } catch (const std::exception&) {
+              used = 0;
+            }
+            return used == text.size() && v > 0 && v <= 1 ? std::string() : "a fraction of the space: more than 0, at most 1";
+          },
+          "FRACTION"));
+  table->excludes(rep->get_option("--budget"));
+  table->excludes(rep->get_option("--strategy-option"));
+  rep->get_option("--seeds")->needs(table);
+  rep->get_option("--fractions")->needs(table);
+  rep->callback([r, rep, &exit_code] {
+    r->strategy_given = rep->count("--strategy") > 0;
+    exit_code = replay(*r);
+  });
 }
 
 }  // namespace kiln::cli

@@ -12,8 +12,22 @@
 #include "manifest.hpp"
 
 namespace kiln::tuner {
+namespace {
+// A bound as people write it: 0, 0.5, 1.
+std::string format_bound(double v) {
+  std::string text = std::to_string(v);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (text.back() == '.') text.pop_back();
+  return text;
+}
+}  // namespace
 
 std::optional<std::size_t> SearchSpace::find(const std::vector<int>& coords) const {
+  if (positions.size() == coordinates.size()) {
+    auto it = positions.find(coords);
+    if (it == positions.end()) return std::nullopt;
+    return it->second;
+  }
   for (std::size_t i = 0; i < coordinates.size(); ++i) {
     if (coordinates[i] == coords) return i;
   }
@@ -31,6 +45,7 @@ SearchSpace SearchSpace::from(const Manifest& manifest) {
       if (it == values.end()) throw std::runtime_error("variant " + v.name + " has a value outside its parameter's list");
       coords.push_back(static_cast<int>(it - values.begin()));
     }
+    space.positions.emplace(coords, space.coordinates.size());
     space.coordinates.push_back(std::move(coords));
   }
   space.default_variant = manifest.variant_index(manifest.default_variant).value_or(0);
@@ -70,6 +85,24 @@ std::optional<std::size_t> StrategyOptions::count(const std::string& key, std::s
 std::size_t StrategyOptions::budget(std::size_t whole) const {
   const std::size_t b = count("budget", whole).value_or(0);
   return b > 0 ? b : (whole + 2) / 3;
+}
+
+std::optional<double> StrategyOptions::number(const std::string& key, double low, double high) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  const std::string& text = it->second;
+  double v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || !std::isfinite(v) || v < low || v > high) {
+    throw Error("strategy option " + key + "=" + text + ": expected a number from " + format_bound(low) + " to " +
+                format_bound(high));
+  }
+  return v;
 }
 
 namespace {

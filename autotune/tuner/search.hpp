@@ -27,7 +27,10 @@ struct SearchSpace {
   std::vector<std::vector<int>> coordinates;  // per variant
   std::vector<int> value_counts;              // per parameter
   std::size_t default_variant = 0;
+  // Coordinates -> variant, filled by from(): searches look points up thousands of times.
+  std::map<std::vector<int>, std::size_t> positions;
 
+  // The variant at `coords`, or nothing where the constraints pruned the point.
   std::optional<std::size_t> find(const std::vector<int>& coords) const;
   std::size_t size() const { return coordinates.size(); }
   static SearchSpace from(const Manifest& manifest);
@@ -71,6 +74,8 @@ class StrategyOptions {
   std::optional<std::size_t> count(const std::string& key, std::size_t whole) const;
   // The option `budget` of a budgeted strategy: its count, or a third of the space by default.
   std::size_t budget(std::size_t whole) const;
+  // A real number within [low, high]: "0.25".
+  std::optional<double> number(const std::string& key, double low, double high) const;
 
  private:
   std::map<std::string, std::string> values_;

@@ -117,4 +117,19 @@ TEST_CASE("kiln report and kiln replay on the committed worklog print what they 
         "  best of the space: softmax_cuda__THREADS128_ROW_THREADS128_SPLIT1_CACHE8_VEC_BYTES16_STAGE0 184.707 us\n"
         "  found:             softmax_cuda__THREADS256_ROW_THREADS128_SPLIT1_CACHE8_VEC_BYTES16_STAGE0 194.145 us "
         "(5.11023% slower)\n");
+
+  // The strategy table, as the README shows it (tests/tuner/replay_table_test.cpp checks every figure).
+  const kiln_test::KilnRun table =
+      run_kiln({"replay", "--worklog", worklog, "--manifest", (tmp / "softmax_cuda/manifest.json").string(), "--table"}, 60);
+  REQUIRE(table.exit_code == 0);
+  const std::string readme = kiln_test::read_file(source / "README.md");
+  const std::string open = "<!-- replay table: softmax_cuda on H200 -->\n";
+  const auto begin = readme.find(open);
+  REQUIRE(begin != std::string::npos);
+  CHECK(joined(table.out) == readme.substr(begin + open.size(), readme.find("<!-- end replay table -->", begin) - begin - open.size()));
+  const kiln_test::KilnRun refused = run_kiln({"replay", "--worklog", worklog, "--manifest",
+                                               (tmp / "softmax_cuda/manifest.json").string(), "--table", "--strategy", "exhaustive"},
+                                              60);
+  CHECK(refused.exit_code == 1);
+  CHECK_THAT(refused.err, ContainsSubstring("strategy 'exhaustive' takes no budget"));
 }

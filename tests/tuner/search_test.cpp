@@ -29,9 +29,11 @@ TEST_CASE("the registry names every strategy and refuses unknown ones") {
   kiln_test::GeneratedToy toy;
   SearchSpace space = SearchSpace::from(toy.manifest);
   const auto names = strategy_names();
-  for (const char* n : {"exhaustive", "anneal", "random"}) CHECK(std::find(names.begin(), names.end(), n) != names.end());
-  CHECK_THROWS_WITH(make_searcher("genetic", space, {}, 1),
-                    kiln_test::ContainsSubstring("unknown search strategy 'genetic' (known: anneal, exhaustive, random"));
+  for (const char* n : {"exhaustive", "anneal", "random", "genetic", "forest"}) {
+    CHECK(std::find(names.begin(), names.end(), n) != names.end());
+  }
+  CHECK_THROWS_WITH(make_searcher("bayes", space, {}, 1),
+                    kiln_test::ContainsSubstring("unknown search strategy 'bayes' (known: anneal, exhaustive, forest, genetic, random)"));
 }
 
 TEST_CASE("a strategy's options are checked against its schema") {

@@ -1,0 +1,141 @@
+// Model-guided search: after the space's default and a small random design, a random forest
+// (regression_forest.hpp) fitted to the logarithm of every score measured so far predicts every
+// variant not yet proposed, and the one with the largest expected improvement over the best so far
+// is measured next. Failed variants enter the model as slow as the slowest success, so the search
+// learns to keep away from them. The space is enumerated, so the acquisition is maximised exactly.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "grid.hpp"
+#include "kiln/error.hpp"
+#include "regression_forest.hpp"
+#include "search.hpp"
+
+namespace kiln::tuner {
+namespace {
+
+struct ForestOptions {
+  std::size_t budget = 0;
+  std::size_t initial = 0;  // random design, the default included
+  ForestShape shape;
+};
+
+// Expected improvement below `best` of a normal prediction (minimising).
+double expected_improvement(const Prediction& p, double best) {
+  const double gap = best - p.mean;
+  if (p.spread <= 0) return std::max(gap, 0.0);
+  const double z = gap / p.spread;
+  const double cdf = 0.5 * std::erfc(-z / std::sqrt(2.0));
+  const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2.0 * 3.141592653589793);
+  return gap * cdf + p.spread * pdf;
+}
+
+class ForestSearch final : public Searcher {
+ public:
+  ForestSearch(const SearchSpace& space, const ForestOptions& o, std::uint64_t seed)
+      : space_(space), o_(o), proposals_(space), rng_(seed) {}
+
+  std::string name() const override { return "forest"; }
+  std::size_t planned() const override { return std::min(o_.budget, space_.size()); }
+  std::string hypothesis() const override {
+    if (proposals_.count() <= 1) return "forest search: the space's default, the baseline";
+    if (!guided_) return "forest search: the initial design, drawn at random";
+    return "forest search: a random forest fitted to the variants measured so far expects the largest improvement here";
+  }
+
+  std::optional<std::size_t> propose() override {
+    if (proposals_.count() >= planned()) return std::nullopt;
+    guided_ = false;
+    if (proposals_.count() == 0) return proposals_.take(space_.default_variant);
+    if (proposals_.count() < o_.initial || successes_ == 0) return proposals_.take(proposals_.random_free(rng_));
+    guided_ = true;
+    if (measured_.size() >= next_fit_) rank();
+    while (next_ranked_ < ranked_.size() && proposals_.taken(ranked_[next_ranked_])) ++next_ranked_;
+    if (next_ranked_ == ranked_.size()) {
+      rank();
+      next_ranked_ = 0;
+    }
+    return proposals_.take(ranked_[next_ranked_++]);
+  }
+
+  void observe(const Evaluation& e) override {
+    measured_.push_back(e);
+    if (e.score) {
+      ++successes_;
+      worst_ = std::max(worst_, std::log(*e.score));
+      best_ = std::min(best_, std::log(*e.score));
+    }
+  }
+
+ private:
+  // Fits the forest and orders the variants not yet proposed by expected improvement, largest
+  // first (then by predicted score, then by index). Refitting after every measurement costs
+  // quadratic time in the budget; refitting after every twentieth of what was measured changes
+  // the proposals little, since one more point moves a forest of many points little.
+  void rank() {
+    std::vector<const std::vector<int>*> points;
+    std::vector<double> targets;
+    for (const auto& m : measured_) {
+      points.push_back(&space_.coordinates[m.variant]);
+      targets.push_back(m.score ? std::log(*m.score) : worst_);
+    }
+    forest_.fit(points, targets, space_.value_counts, o_.shape, rng_);
+    struct Candidate {
+      double improvement, mean;
+      std::size_t variant;
+    };
+    std::vector<Candidate> candidates;
+    for (std::size_t v = 0; v < space_.size(); ++v) {
+      if (proposals_.taken(v)) continue;
+      Prediction p = forest_.predict(space_.coordinates[v]);
+      candidates.push_back({expected_improvement(p, best_), p.mean, v});
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.improvement != b.improvement) return a.improvement > b.improvement;
+      if (a.mean != b.mean) return a.mean < b.mean;
+      return a.variant < b.variant;
+    });
+    ranked_.clear();
+    for (const auto& c : candidates) ranked_.push_back(c.variant);
+    next_ranked_ = 0;
+    next_fit_ = measured_.size() + std::max<std::size_t>(1, measured_.size() / 20);
+  }
+
+  const SearchSpace& space_;
+  ForestOptions o_;
+  grid::Proposals proposals_;
+  std::mt19937_64 rng_;
+  RegressionForest forest_;
+  std::vector<Evaluation> measured_;
+  std::size_t successes_ = 0;
+  double worst_ = -1e300, best_ = 1e300;  // log scores
+  std::vector<std::size_t> ranked_;
+  std::size_t next_ranked_ = 0;
+  std::size_t next_fit_ = 0;
+  bool guided_ = false;
+};
+
+ForestOptions forest_options(const SearchSpace& space, const StrategyOptions& o) {
+  ForestOptions f;
+  f.budget = o.budget(space.size());
+  f.initial = o.count("initial", space.size()).value_or(std::clamp<std::size_t>(f.budget / 10, 3, 20));
+  f.shape.trees = o.count("trees", space.size()).value_or(f.shape.trees);
+  if (f.shape.trees < 1) throw Error("strategy option trees=0: at least 1 tree");
+  return f;
+}
+
+}  // namespace
+
+KILN_REGISTER_STRATEGY({"forest",
+                        "model-guided: a random forest fitted to the measured variants picks the variant of largest "
+                        "expected improvement; never proposes a variant twice",
+                        {{"budget", "distinct variants to measure: a count, or a fraction of the space (default 1/3)"},
+                         {"initial", "variants drawn at random before the model guides, the default included "
+                                     "(default budget/10, from 3 to 20)"},
+                         {"trees", "trees in the forest (default 32)"}},
+                        [](const SearchSpace& space, const StrategyOptions& o, std::uint64_t seed) -> std::unique_ptr<Searcher> {
+                          return std::make_unique<ForestSearch>(space, forest_options(space, o), seed);
+                        }});
+
+}  // namespace kiln::tuner
