@@ -158,7 +158,7 @@ echo "slurm_shards: shard 0 measured $a0, shard 1 $a1, the merged worklog holds 
   { echo "slurm_shards: the shards did not cover every variant exactly once"; exit 1; }
 
 # The same decisions as the unsharded run (times differ from run to run; winners, failures and the
-# order of the runners-up, a factor of two apart, do not).
+# order of the runners-up, a factor of three apart, do not).
 cmake -DA="$work/unsharded.record.json" -DB="$results/record.json" -P "$source/tests/integration/same_decisions.cmake"
 
 # Byte for byte what kiln tune writes from the merged worklog, which measures nothing more.

@@ -75,7 +75,7 @@ TEST_CASE("a tuning continues the context a worklog holds under key version 1, a
   CHECK(choose_context_key(log, toy.manifest, probe, o).key == new_key);
 }
 
-TEST_CASE("--shard i/N is read strictly") {
+TEST_CASE("the shard option i/N is read strictly") {
   CHECK(parse_shard("0/1").count == 1);
   CHECK(parse_shard("3/4").index == 3);
   CHECK_THROWS_WITH(parse_shard("4/4"), ContainsSubstring("--shard 4/4: i must be below N (shards are numbered from 0: 0/4 to 3/4)"));

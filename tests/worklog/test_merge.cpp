@@ -131,7 +131,7 @@ TEST_CASE("shards merge into one worklog, content-keyed and idempotent") {
     Worklog merged = Worklog::open(out, OpenMode::read_only);
     CHECK(merged.measurements(kContext, "saxpy").size() == 4);
     CHECK(merged.variant_failures(kContext, "saxpy").size() == 2);
-    CHECK(merged.integrity_problems().empty());
+    // (The full-text index's check writes: it runs on a writable connection below.)
     // Every measurement's session is the merged copy of the session that took it.
     for (const auto& m : merged.measurements(kContext, "saxpy")) {
       REQUIRE(m.session_id);
@@ -139,6 +139,8 @@ TEST_CASE("shards merge into one worklog, content-keyed and idempotent") {
             std::string::npos);
     }
   }
+
+  CHECK(Worklog::open(out, OpenMode::existing).integrity_problems() == std::vector<std::string>{});
 
   // Merging again (the output is merged into), or an input twice, adds nothing.
   const auto again = merge_worklogs({a, b, a}, out);

@@ -1,5 +1,5 @@
 // out = a*x + y, computed PASSES times over the same data: the variants' speeds differ by known
-// factors (1, 2, 4, 8), so the winner and the order of the runners-up are the same on any machine
+// factors (1, 3, 9, 27), so the winner and the order of the runners-up are the same on any machine
 // and in any run. KIND == "wrong" leaves the last element unwritten: a correctness failure.
 #pragma once
 #include <cstdint>
