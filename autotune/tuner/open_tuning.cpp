@@ -5,8 +5,8 @@
 #include <ostream>
 #include <thread>
 
-#include "kiln/error.hpp"
 #include "cache_key.hpp"
+#include "kiln/error.hpp"
 #include "kiln/model/backend.hpp"
 #include "process.hpp"
 #include "version.hpp"
