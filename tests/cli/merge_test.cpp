@@ -142,13 +142,16 @@ TEST_CASE("kiln tune --shard is checked before anything runs", "[cli]") {
 }
 
 // The committed H200 worklog predates key versions: its contexts are of key version 1 (FNV-1a 64),
-// found by their old keys, so kiln record rebuilds the records made from it byte for byte. (Its
-// softmax_cuda and attention_d256 records were tuned or edited after the rows this worklog holds,
-// and differ from what kiln record makes of it with or without key versions.)
-TEST_CASE("kiln record rebuilds the committed H200 records from the worklog of key version 1", "[cli]") {
+// found by their old keys, so kiln record rebuilds the records made from it byte for byte, from the
+// file and from a merged copy of it. (Its softmax_cuda and attention_d256 records were tuned or
+// edited after the rows this worklog holds, and differ from what kiln record makes of it with or
+// without key versions.)
+TEST_CASE("kiln record rebuilds the committed H200 records from the worklog of key version 1, merged or not", "[cli]") {
   const fs::path source(KILN_SOURCE_DIR);
   kiln_test::TempDir tmp("kiln-cli-legacy");
   fs::copy_file(source / "presets/records/h200/worklog.sqlite", tmp / "worklog.sqlite");
+  const auto merge = run_kiln({"merge", "--out", (tmp / "merged.sqlite").string(), (tmp / "worklog.sqlite").string()}, 60);
+  REQUIRE(merge.exit_code == 0);
   for (const std::string kernel : {"nbody_cuda", "attention_d64", "attention_d128"}) {
     const std::string space = kernel.rfind("nbody", 0) == 0 ? "kernels/nbody/" + kernel + ".space.json"
                                                              : "kernels/attention/" + kernel + ".space.json";
@@ -156,13 +159,17 @@ TEST_CASE("kiln record rebuilds the committed H200 records from the worklog of k
                                      (source / "presets/devices/h200.json").string(), "--out", (tmp / kernel).string()},
                                     60);
     REQUIRE(generated.exit_code == 0);
-    const fs::path record = tmp / (kernel + ".record.json");
-    const auto rebuilt = run_kiln({"record", "--manifest", (tmp / kernel / "manifest.json").string(), "--worklog",
-                                   (tmp / "worklog.sqlite").string(), "--device",
-                                   (source / "presets/devices/h200.json").string(), "--out", record.string()},
-                                  60);
-    REQUIRE(rebuilt.exit_code == 0);
-    CHECK(kiln_test::read_file(record) == kiln_test::read_file(source / "presets/records/h200" / (kernel + ".record.json")));
+    for (const std::string worklog : {"worklog.sqlite", "merged.sqlite"}) {
+      const fs::path record = tmp / (kernel + "." + worklog + ".record.json");
+      const auto rebuilt = run_kiln({"record", "--manifest", (tmp / kernel / "manifest.json").string(), "--worklog",
+                                     (tmp / worklog).string(), "--device", (source / "presets/devices/h200.json").string(),
+                                     "--out", record.string()},
+                                    60);
+      REQUIRE(rebuilt.exit_code == 0);
+      INFO(kernel << " from " << worklog);
+      CHECK(kiln_test::read_file(record) ==
+            kiln_test::read_file(source / "presets/records/h200" / (kernel + ".record.json")));
+    }
   }
   auto log = kiln::worklog::Worklog::open(tmp / "worklog.sqlite", kiln::worklog::OpenMode::read_only);
   for (const auto& s : log.sessions()) CHECK(s.key_version == 1);
