@@ -246,16 +246,28 @@ TEST_CASE("kiln merge refuses bad inputs with one message and writes nothing") {
   }
 }
 
-TEST_CASE("an existing output that conflicts is left as it was") {
+TEST_CASE("an existing output is history: it takes another run's shards, and a refused merge leaves it as it was") {
   kiln_test::TempDir dir("kiln-merge");
   const fs::path a = shard(dir, "a.sqlite", {"saxpy__U1"}, "2026-11-24T10:00:00.000Z");
   const fs::path out = dir / "merged.sqlite";
   merge_worklogs({a}, out);
+  // The next run: a newer Kiln, so a new context; its shards agree with each other.
+  const fs::path s0 = shard(dir, "s0.sqlite", {"saxpy__U2"}, "2026-11-25T10:00:00.000Z", kCpu,
+                            "fedcba9876543210fedcba9876543210", "0.2.0");
+  const fs::path s1 = shard(dir, "s1.sqlite", {"saxpy__U4"}, "2026-11-25T10:00:01.000Z", kCpu,
+                            "fedcba9876543210fedcba9876543210", "0.2.0");
+  const fs::path corrupt = dir / "corrupt.sqlite";
+  kiln_test::write_file(corrupt, std::string(4096, 'x'));
   const std::string before = kiln_test::read_file(out);
-  const fs::path later = shard(dir, "later.sqlite", {"saxpy__U2"}, "2026-11-24T10:00:01.000Z", kCpu,
-                               "fedcba9876543210fedcba9876543210", "0.2.0");
-  CHECK_THROWS_WITH(merge_worklogs({later}, out), ContainsSubstring("different Kiln versions"));
+  CHECK_THROWS_WITH(merge_worklogs({s0, corrupt}, out), ContainsSubstring("not a Kiln worklog"));
   CHECK(kiln_test::read_file(out) == before);
+  const auto report = merge_worklogs({s0, s1}, out);
+  CHECK(report[1].added.sessions == 1);
+  CHECK(report[2].added.sessions == 1);
+  Worklog merged = Worklog::open(out, OpenMode::read_only);
+  CHECK(merged.sessions().size() == 3);
+  CHECK(merged.measurements("fedcba9876543210fedcba9876543210", "saxpy").size() == 2);
+  CHECK(merged.measurements(kContext, "saxpy").size() == 1);
 }
 
 TEST_CASE("a worklog from before key versions merges: its sessions are of key version 1") {

@@ -71,9 +71,11 @@ Input open_input(const fs::path& path) {
   return in;
 }
 
-// One context is one device; the newest sessions of a kernel (what kiln record reads) are of one
-// context in every input.
-void check_conflicts(const std::vector<Input>& inputs) {
+// One context is one device, in every file; and the newest sessions of a kernel (what kiln record
+// reads) are of one context in every input given, the shards of one run. The existing output is
+// history and may hold older contexts (another Kiln, the kernel before an edit): it takes part in
+// the first check only.
+void check_conflicts(const std::vector<Input>& inputs, std::size_t first_given) {
   std::map<std::string, std::pair<std::string, const Input*>> device_of_context;
   for (const auto& in : inputs) {
     for (const auto& s : in.sessions) {
@@ -88,7 +90,8 @@ void check_conflicts(const std::vector<Input>& inputs) {
     }
   }
   std::map<std::string, std::vector<std::pair<const Input*, const Session*>>> newest;
-  for (const auto& in : inputs) {
+  for (std::size_t i = first_given; i < inputs.size(); ++i) {
+    const Input& in = inputs[i];
     std::map<std::string, const Session*> mine;
     for (const auto& s : in.sessions) {
       const Session*& n = mine[s.kernel];
@@ -348,7 +351,7 @@ std::vector<MergedInput> merge_worklogs(const std::vector<fs::path>& inputs, con
   const bool into_existing = fs::exists(out, ec);
   if (into_existing) all.push_back(open_input(out));  // merged into, so read like an input
   for (const auto& p : inputs) all.push_back(open_input(p));
-  check_conflicts(all);
+  check_conflicts(all, into_existing ? 1 : 0);
 
   const fs::path temporary = dir / ("." + out.filename().string() + ".merging-" + std::to_string(::getpid()));
   remove_database_files(temporary);

@@ -12,9 +12,10 @@
 // file, a file that is not a Kiln worklog or is corrupt, a worklog of a newer schema than this
 // Kiln, one context described by different devices, and two inputs whose newest sessions of a
 // kernel (the ones `kiln record` reads) are of different contexts: another device, another key
-// version or Kiln version, or other kernel sources, compiler or flags. Inputs are opened
-// read-only and never written; the output is written to a temporary file beside it and renamed
-// over it when complete.
+// version or Kiln version, or other kernel sources, compiler or flags. An existing output is
+// history (earlier runs, an older Kiln, the kernel before an edit) and is compared for devices
+// only. Inputs are opened read-only and never written; the output is written to a temporary file
+// beside it and renamed over it when complete.
 #pragma once
 #include <cstdint>
 #include <filesystem>
