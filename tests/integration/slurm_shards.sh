@@ -4,7 +4,8 @@
 # for tests/integration/shard_project as a 2-task job array, and checks that the merged worklog's
 # record is the one an unsharded run makes: the same variants evaluated, the same failures, the same
 # winner and runners-up in the same order, and byte for byte the record `kiln tune` writes from the
-# merged worklog, which measures nothing more. Skipped (exit 77) when Slurm or MUNGE is not
+# merged worklog, which measures nothing more; then runs the array again into the same results,
+# whose shards start from the merged worklog and measure nothing. Skipped (exit 77) when Slurm or MUNGE is not
 # installed or does not start (CI without the packages or the permissions).
 #
 #   slurm_shards.sh KILN_BUILD SOURCE WORK
@@ -168,6 +169,24 @@ cp "$results/worklog.sqlite" "$work/retune.sqlite"
 grep -q "; 0 measured now" "$work/retune.log" || { cat "$work/retune.log"; echo "slurm_shards: the re-tune measured"; exit 1; }
 cmp "$work/retune.record.json" "$results/record.json"
 cmp "$work/retune.hpp" "$results/tuned.hpp"
+
+# The array again, into the same results: each shard starts from the merged worklog and measures
+# nothing, and the merge into it changes no decision.
+cp "$results/record.json" "$work/first.record.json"
+rm -f "$results/merge-job"
+mkdir -p "$work/logs2"
+(cd "$work/logs2" && KILN="$kiln" KILN_MERGE_OUTPUT="$work/logs2/merge-%j.out" \
+  sbatch --parsable --array=0-1%1 --output="$work/logs2/shard-%A_%a.out" \
+  "$source/scripts/slurm/kiln-tune-array.sbatch" "$results" "${args[@]}" >/dev/null)
+for _ in $(seq 1200); do
+  [[ -z $(squeue -h -o %i 2>/dev/null) && -f $results/merge-job ]] && break
+  sleep 0.5
+done
+[[ $(cat "$work"/logs2/shard-*.out | grep -c "; 0 measured now") -eq 2 ]] ||
+  { cat "$work"/logs2/*.out; echo "slurm_shards: a shard measured again what the merged worklog holds"; exit 1; }
+grep -q "sessions and 0 measurements added, 0 rows replaced" "$work"/logs2/merge-*.out ||
+  { cat "$work"/logs2/*.out; echo "slurm_shards: the second merge added measurements"; exit 1; }
+cmp "$work/first.record.json" "$results/record.json"
 
 # Merging the shards again changes nothing.
 cp "$results/worklog.sqlite" "$work/again.sqlite"
