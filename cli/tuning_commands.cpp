@@ -138,8 +138,12 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--worklog", (*paths)["worklog"], "worklog (SQLite), created when missing")->required();
   tune->add_option("--device", (*paths)["device"], "device file (presets/devices/*.json)")->required()->check(CLI::ExistingFile);
   tune->add_option("--probe", (*paths)["probe"], "the device probe of the kernel's backend (kiln_probe_<backend>)")->required()->check(CLI::ExistingFile);
-  tune->add_option("--record-out", (*paths)["record"], "tuning record to write")->required();
-  tune->add_option("--header-out", (*paths)["header"], "dispatch header to write")->required();
+  tune->add_option("--record-out", (*paths)["record"], "tuning record to write (required without --shard)");
+  tune->add_option("--header-out", (*paths)["header"], "dispatch header to write (required without --shard)");
+  auto shard = std::make_shared<std::string>();
+  tune->add_option("--shard", *shard,
+                   "i/N: measure only shard i's share of the search (the variants whose name hashes to i modulo N) "
+                   "into a node-local worklog; no record or header: kiln merge the shards, then kiln record");
   tune->add_option("--record-copy", *copies, "also write the record here (e.g. the committed records)");
   tune->add_option("--source", *sources, "kernel source whose content keys the measurement cache")->check(CLI::ExistingFile);
   tune->add_option("--flags-file", *flags, "file describing compiler and flags")->check(CLI::ExistingFile);
@@ -218,6 +222,19 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
     t->probe = (*paths)["probe"];
     t->record_out = (*paths)["record"];
     t->header_out = (*paths)["header"];
+    if (!shard->empty()) {
+      try {
+        t->shard = tuner::parse_shard(*shard);
+      } catch (const kiln::Error& e) {
+        throw CLI::ValidationError(e.what());  // a usage error: exit code 2
+      }
+      if (t->strategy != "exhaustive") {
+        throw CLI::ValidationError("--shard needs --strategy exhaustive (a budgeted search's next proposal depends "
+                                   "on every measurement before it, which the other shards hold), not " + t->strategy);
+      }
+    } else if (t->record_out.empty() || t->header_out.empty()) {
+      throw CLI::RequiredError(t->record_out.empty() ? "--record-out" : "--header-out");
+    }
     for (const auto& c : *copies) t->record_copies.emplace_back(c);
     for (const auto& s : *sources) t->sources.emplace_back(s);
     if (!on_demand->compile_command.empty()) {

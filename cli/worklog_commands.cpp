@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "usage.hpp"
 #include "kiln/worklog/markdown.hpp"
+#include "kiln/worklog/merge.hpp"
 #include "kiln/worklog/sessions.hpp"
 #include "kiln/text.hpp"
 #include "kiln/worklog/worklog.hpp"
@@ -291,6 +292,38 @@ void add_worklog_commands(CLI::App& app, int& exit_code) {
   sessions->add_option("--kernel", se->kernel, "only this kernel's sessions");
   sessions->add_flag("--json", se->json, "print JSON");
   sessions->callback([se, &exit_code] { exit_code = sessions_command(*se); });
+
+  auto merge_out = std::make_shared<std::string>();
+  auto merge_inputs = std::make_shared<std::vector<std::string>>();
+  auto* merge = app.add_subcommand("merge", "Combine worklogs (the shards of a tuning run) into one, content-keyed; "
+                                            "an existing --out is merged into");
+  merge->add_option("--out", *merge_out, "the merged worklog (node-local storage; replaced when complete)")
+      ->required()
+      ->check(non_empty_path());
+  merge->add_option("worklogs", *merge_inputs, "the worklogs to merge, read and never written")->required();
+  merge->callback([merge_out, merge_inputs, &exit_code] {
+    std::vector<std::filesystem::path> inputs(merge_inputs->begin(), merge_inputs->end());
+    std::int64_t sessions = 0, measurements = 0, replaced = 0;
+    for (const auto& in : merge_worklogs(inputs, *merge_out)) {
+      const MergeCounts& n = in.added;
+      if (in.is_output) {
+        std::cout << "kiln: " << in.path << " holds " << n.sessions << " sessions and " << n.measurements
+                  << " measurements; merging into it\n";
+        continue;
+      }
+      std::cout << "kiln: merged " << in.path << ": " << n.sessions << " sessions, " << n.attempts << " attempts, "
+                << n.links << " links, " << n.measurements << " measurements, " << n.failures << " failures, "
+                << n.profiles << " profiles, " << n.passes << " sanitizer passes new";
+      if (n.replaced > 0) std::cout << "; " << n.replaced << " newer than the rows held under their keys";
+      std::cout << "\n";
+      sessions += n.sessions;
+      measurements += n.measurements;
+      replaced += n.replaced;
+    }
+    std::cout << "kiln: " << *merge_out << ": " << sessions << " sessions and " << measurements
+              << " measurements added, " << replaced << " rows replaced by newer ones\n";
+    exit_code = 0;
+  });
 }
 
 }  // namespace kiln::cli

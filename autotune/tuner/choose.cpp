@@ -70,7 +70,7 @@ void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const 
     if (!next) return;
     const std::string& name = m.variants[*next].name;
     const worklog::VariantKey key{ctx.context_key, m.kernel, name, variant_hash(ctx, *next)};
-    const std::string problem_set = sanitized_problems_of(m, ctx.checks_per_problem);
+    const std::string problem_set = sanitized_problems_of(m, ctx.checks_per_problem, ctx.key_version);
     // The same source, checks and context ran clean before: the sanitizer would only say so again.
     if (auto pass = ctx.log->sanitizer_pass(key, problem_set)) {
       clean.insert(*next);

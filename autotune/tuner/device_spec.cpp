@@ -39,12 +39,14 @@ std::optional<std::string> mismatch(const Device& spec, const DeviceInfo& probe)
 
 std::optional<DeviceInfo> context_device(const worklog::Worklog& log, const std::string& kernel,
                                          const std::string& context_key) {
+  // The earliest by its start, not by its id: a merged worklog's ids follow the order of its inputs.
+  std::optional<worklog::Session> first;
   for (const auto& s : log.sessions()) {
-    if (s.context_key == context_key && s.kernel == kernel) {
-      return model::parse_device_info(s.device, "the device of session " + std::to_string(s.id) + " in the worklog");
-    }
+    if (s.context_key != context_key || s.kernel != kernel) continue;
+    if (!first || s.started_at < first->started_at) first = s;
   }
-  return std::nullopt;
+  if (!first) return std::nullopt;
+  return model::parse_device_info(first->device, "the device of session " + std::to_string(first->id) + " in the worklog");
 }
 
 std::map<std::string, double> effective_rates(const Device& spec, const DeviceInfo& probe) {

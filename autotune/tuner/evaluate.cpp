@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "kiln/error.hpp"
-#include "kiln/hash.hpp"
 #include "kiln/model/json_reader.hpp"
 #include "measurement_result.hpp"
 #include "process.hpp"
@@ -130,8 +129,8 @@ Environment pinning_environment() {
   return env;
 }
 
-std::string problem_set_of(const Manifest& m, int checks_per_problem) {
-  Fnv1a64 h;
+std::string problem_set_of(const Manifest& m, int checks_per_problem, KeyVersion version) {
+  KeyHasher h(version);
   for (const auto& p : m.problems) h.field("problem").field(p.key());
   for (const auto& p : m.checks) h.field("check").field(p.key());
   // Only with a domain, so the fingerprints of spaces without one stay as they were.
@@ -149,7 +148,7 @@ std::string store_failure(const EvaluationContext& ctx, const worklog::VariantKe
   f.session_id = ctx.session_id;
   f.limit_s = limit_s;
   f.others_cores = others_cores;
-  f.problem_set = problem_set_of(*ctx.manifest, ctx.checks_per_problem);
+  f.problem_set = problem_set_of(*ctx.manifest, ctx.checks_per_problem, ctx.key_version);
   f.kiln_version = kiln_version;
   ctx.log->put_variant_failure(f);
   return "failure " + key.context_key + "/" + key.variant + "/" + key.variant_hash + " @" +
@@ -209,7 +208,7 @@ bool needs_run(EvaluationContext& ctx, std::size_t index) {
 }
 
 std::string variant_hash(const EvaluationContext& ctx, std::size_t index) {
-  return fnv1a64_hex(read_text(ctx.manifest->variants[index].source));
+  return key_hash(ctx.key_version, read_text(ctx.manifest->variants[index].source));
 }
 
 namespace {
@@ -372,7 +371,7 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
       if (failure->others_cores && *failure->others_cores > ctx.watch.threshold()) {
         now.others_cores = ctx.watch.wait_for_quiet(ctx.quiet_wait_s).others_cores;
       }
-      now.problem_set = problem_set_of(m, ctx.checks_per_problem);
+      now.problem_set = problem_set_of(m, ctx.checks_per_problem, ctx.key_version);
       now.kiln_version = kiln_version;
       now.retry_failed = ctx.retry_failed;
       now.busy_cores = ctx.watch.threshold();

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "cache_key.hpp"
 #include "compile.hpp"
 #include "contention.hpp"
 #include "kiln/model/protocol.hpp"
@@ -22,6 +23,7 @@ struct EvaluationContext {
   worklog::Worklog* log = nullptr;
   std::int64_t session_id = 0;
   std::string context_key;
+  KeyVersion key_version = current_key_version;  // how context_key and the variant hashes are made
   std::filesystem::path variants_dir;       // executables, named after the variants
   std::filesystem::path build_records_dir;  // kiln compile's <variant>.json
   // Set: variants are compiled when first run (kiln tune --compile-on-demand); unset: `kiln
@@ -56,7 +58,7 @@ struct EvaluationContext {
 Environment pinning_environment();
 
 // Fingerprint of what a variant is validated and timed on: problems, checks, checks per problem.
-std::string problem_set_of(const Manifest& m, int checks_per_problem);
+std::string problem_set_of(const Manifest& m, int checks_per_problem, KeyVersion version);
 
 // Stores a failure of a variant in this context with what it depended on (the problem set and
 // this Kiln, plus the limit and the machine's load where they played a part), so that a later run

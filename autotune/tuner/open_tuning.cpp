@@ -5,25 +5,14 @@
 #include <ostream>
 #include <thread>
 
+#include "cache_key.hpp"
 #include "kiln/error.hpp"
-#include "kiln/hash.hpp"
 #include "kiln/model/backend.hpp"
 #include "process.hpp"
 #include "version.hpp"
 
 namespace kiln::tuner {
 namespace {
-
-// Identifies what cached measurements stay valid for: the device and its software, the kernel's
-// sources, the compiler and its flags, and this version of Kiln's harness.
-std::string context_key(const Manifest& m, const DeviceInfo& probe, const TuneOptions& o) {
-  Fnv1a64 h;
-  h.field(m.kernel).field(m.backend).field(probe.name).field(probe.compute_capability.value_or(""));
-  h.field(probe.driver.value_or("")).field(probe.cuda_runtime.value_or("")).field(kiln_version);
-  for (const auto& source : o.sources) h.field(source.filename().string()).field(read_text(source));
-  if (o.flags_file) h.field(read_text(*o.flags_file));
-  return h.hex();
-}
 
 // The machine's state before measuring. While other processes use the GPU, waits up to
 // busy_gpu_wait_s for them to leave; with allow_busy_gpu their presence only degrades the verdict.
@@ -76,6 +65,28 @@ void hold_clocks(Tuning& t, bool lock, std::ostream& out) {
 
 }  // namespace
 
+std::string context_key(KeyVersion version, const Manifest& m, const DeviceInfo& probe, const TuneOptions& o) {
+  KeyHasher h(version);
+  h.field(m.kernel).field(m.backend).field(probe.name).field(probe.compute_capability.value_or(""));
+  h.field(probe.driver.value_or("")).field(probe.cuda_runtime.value_or("")).field(kiln_version);
+  for (const auto& source : o.sources) h.field(source.filename().string()).field(read_text(source));
+  if (o.flags_file) h.field(read_text(*o.flags_file));
+  return h.hex();
+}
+
+ContextKey choose_context_key(const worklog::Worklog& log, const Manifest& m, const DeviceInfo& probe,
+                              const TuneOptions& o) {
+  const std::string current = context_key(current_key_version, m, probe, o);
+  const std::string old = context_key(KeyVersion::fnv1a64, m, probe, o);
+  bool has_old = false;
+  for (const auto& s : log.sessions()) {
+    if (s.kernel != m.kernel) continue;
+    if (s.context_key == current) return {current, current_key_version};
+    if (s.context_key == old && s.key_version == static_cast<int>(KeyVersion::fnv1a64)) has_old = true;
+  }
+  return has_old ? ContextKey{old, KeyVersion::fnv1a64} : ContextKey{current, current_key_version};
+}
+
 KernelTarget load_target(const std::filesystem::path& manifest, const std::filesystem::path& device_file) {
   KernelTarget t{load_manifest(manifest), load_device(device_file)};
   if (t.spec.backend != t.manifest.backend) {
@@ -111,19 +122,24 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   require_ready(t->preflight, m.kernel);
   hold_clocks(*t, o.lock_clocks, out);
 
-  const std::string ctx_key = context_key(m, t->probed, o);
   t->log = worklog::Worklog::open(o.worklog);
+  const ContextKey chosen = choose_context_key(*t->log, m, t->probed, o);
+  const std::string& ctx_key = chosen.key;
   t->context = context_rates(*t->log, m, spec, ctx_key, t->probed);
 
   t->seed = o.seed != 0 ? o.seed : static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   t->searcher = make_searcher(o.strategy, SearchSpace::from(m), o.strategy_options, t->seed);
+  if (o.shard) t->searcher = shard_searcher(std::move(t->searcher), m, *o.shard);
 
   worklog::Session session;
   session.kernel = m.kernel;
   session.strategy = t->searcher->name();
   session.device = model::to_json(t->context.device).dump();
   session.context_key = ctx_key;
+  session.key_version = static_cast<int>(chosen.version);
+  session.kiln_version = kiln_version;
   session.note = "device file " + spec.name + ", seed " + std::to_string(t->seed);
+  if (o.shard) session.note += ", shard " + o.shard->text();
   session.preflight = t->preflight.to_json().dump();
   t->session_id = t->log->start_session(session);
 
@@ -136,6 +152,7 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   ctx.log = &*t->log;
   ctx.session_id = t->session_id;
   ctx.context_key = ctx_key;
+  ctx.key_version = chosen.version;
   ctx.variants_dir = o.variants_dir;
   ctx.build_records_dir = o.build_records_dir;
   if (o.compile_on_demand) {
@@ -146,7 +163,7 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
     t->compiler = std::make_unique<OnDemandCompiler>(m, std::move(c));
     ctx.compiler = t->compiler.get();
   }
-  ctx.scratch_dir = o.record_out.parent_path() / "plans";
+  ctx.scratch_dir = (o.shard ? o.worklog : o.record_out).parent_path() / "plans";
   ctx.seed = t->seed;
   ctx.repetitions = o.repetitions;
   ctx.settled_spread = o.settled_spread;

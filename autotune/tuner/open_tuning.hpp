@@ -65,6 +65,20 @@ struct Tuning {
   Tuning& operator=(const Tuning&) = delete;
 };
 
+// Identifies what cached measurements stay valid for: the device and its software, the kernel's
+// sources, the compiler and its flags, and this version of Kiln's harness; hashed as `version`.
+std::string context_key(KeyVersion version, const Manifest& m, const DeviceInfo& probe, const TuneOptions& o);
+
+// The context's key and its version: a context the worklog already holds under the current key
+// version, else one it holds under version 1 (FNV-1a 64: a worklog from before schema version 6,
+// whose rows are found only by their old keys), else a new one under the current version.
+struct ContextKey {
+  std::string key;
+  KeyVersion version;
+};
+ContextKey choose_context_key(const worklog::Worklog& log, const Manifest& m, const DeviceInfo& probe,
+                              const TuneOptions& o);
+
 // Opens the tuning: loads, probes, takes the preflight (throws RefusedError when it refuses),
 // locks the clocks when asked, and starts the session with the searcher `o.strategy`.
 std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out);

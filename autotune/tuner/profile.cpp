@@ -179,6 +179,7 @@ void profile(const ProfileOptions& o, std::ostream& out) {
     ctx.manifest = &m;
     ctx.log = &log;
     ctx.context_key = record.context_key;
+    ctx.key_version = context_key_version(log, record.context_key);
     ctx.variants_dir = k.variants_dir;
     ctx.scratch_dir = o.build_dir / "kiln" / k.name / "profile";
     for (const auto& b : record.buckets) {

@@ -17,8 +17,9 @@ void rebuild_record(const RebuildOptions& o, std::ostream& out, std::ostream& er
   const Manifest& m = target.manifest;
   auto log = worklog::Worklog::open(o.worklog, worklog::OpenMode::read_only);
   std::optional<worklog::Session> latest;
+  // The latest by its start (then its id): a merged worklog's ids follow the order of its inputs.
   for (const auto& s : log.sessions()) {
-    if (s.kernel == m.kernel) latest = s;
+    if (s.kernel == m.kernel && (!latest || s.started_at >= latest->started_at)) latest = s;
   }
   if (!latest) throw Error(o.worklog.string() + " has no tuning session of kernel " + m.kernel);
   // The rates of the context's first session, as `kiln tune` uses them.
@@ -28,6 +29,7 @@ void rebuild_record(const RebuildOptions& o, std::ostream& out, std::ostream& er
   ctx.manifest = &m;
   ctx.log = &log;
   ctx.context_key = latest->context_key;
+  ctx.key_version = key_version_from(latest->key_version);
   ctx.measure = false;
   std::vector<VariantOutcome> outcomes;
   for (std::size_t i = 0; i < m.variants.size(); ++i) outcomes.push_back(evaluate_variant(ctx, i));

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "kiln/hash.hpp"
+#include "cache_key.hpp"
 
 namespace kiln::tuner {
 namespace {
@@ -15,8 +15,8 @@ const std::vector<Problem>& sanitized_problems(const Manifest& m) { return m.che
 
 }  // namespace
 
-std::string sanitized_problems_of(const Manifest& m, int checks_per_problem) {
-  Fnv1a64 h;
+std::string sanitized_problems_of(const Manifest& m, int checks_per_problem, KeyVersion version) {
+  KeyHasher h(version);
   for (const auto& p : sanitized_problems(m)) h.field("check").field(p.key());
   h.field(std::to_string(checks_per_problem));
   return h.hex();

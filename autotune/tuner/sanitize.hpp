@@ -24,7 +24,7 @@ std::string sanitizer_errors(const std::string& log, std::size_t max_lines = 8);
 
 // The problems the gate runs (the space's checks, or its problems when it has none), as a
 // fingerprint: a sanitizer pass holds for these, whatever else the space times.
-std::string sanitized_problems_of(const Manifest& m, int checks_per_problem);
+std::string sanitized_problems_of(const Manifest& m, int checks_per_problem, KeyVersion version);
 
 // Runs the variant's checks (the space's checks, or its problems when it has none) under each
 // tool in turn; stops at the first that reports errors.

@@ -18,6 +18,11 @@ void tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
   SearchResult searched = run_search(*t, o.progress, out);
 
   const Manifest& m = t->target.manifest;
+  if (o.shard) {
+    t->log->end_session(t->session_id);
+    print_shard_summary(m, *o.shard, searched.outcomes, searched.ran, t->log->path(), out);
+    return;
+  }
   SelectionInput in{&m, &*t->log, t->ctx.context_key, t->target.spec.name, t->context.device, t->context.rates,
                     t->searcher->name()};
   Record record = choose_and_sanitize(t->ctx, in, searched.outcomes, o, out);

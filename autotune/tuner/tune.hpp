@@ -10,6 +10,7 @@
 
 #include "compile.hpp"
 #include "search.hpp"
+#include "shard.hpp"
 
 namespace kiln::tuner {
 
@@ -48,6 +49,8 @@ struct TuneOptions {
   bool sanitize_required = false;  // an error when compute-sanitizer is not found (kiln tune --sanitize)
   int sanitize_runners_up = 0; // also sanitize this many runners-up of each bucket
   bool lock_clocks = false;    // lock the GPU's SM clock at its maximum for the session (nvidia-smi -lgc)
+  // Measure only this shard's share of the search and stop there: no record, no header (shard.hpp).
+  std::optional<Shard> shard;
 };
 
 // Tunes: writes the record and the header, and says what it found on `out` (warnings on `err`).

@@ -9,5 +9,6 @@ void create_version_2(const sqlite::Database& db);
 void create_version_3(const sqlite::Database& db);
 void create_version_4(const sqlite::Database& db);
 void create_version_5(const sqlite::Database& db);
+void create_version_6(const sqlite::Database& db);
 
 }  // namespace kiln::worklog::schema

@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "kiln/error.hpp"
+#include "kiln/worklog/file_system.hpp"
 #include "kiln/worklog/schema.hpp"
 #include "values.hpp"
 
@@ -29,6 +30,7 @@ Worklog Worklog::open(const std::filesystem::path& path, OpenMode mode) {
     }
     return Worklog(std::move(db));
   }
+  require_local_file_system(path);
   options.create = mode == OpenMode::create_if_missing;
   options.wal = false;  // schema::prepare switches to WAL once it knows the file is ours
   sqlite::Database db(path, options);
@@ -39,7 +41,7 @@ Worklog Worklog::open(const std::filesystem::path& path, OpenMode mode) {
 namespace {
 
 constexpr const char* session_columns =
-    "id, started_at, ended_at, kernel, strategy, device, context_key, note, preflight";
+    "id, started_at, ended_at, kernel, strategy, device, context_key, note, preflight, key_version, kiln_version";
 
 Session read_session(const sqlite::Statement& row) {
   Session s;
@@ -52,6 +54,8 @@ Session read_session(const sqlite::Statement& row) {
   s.context_key = row.get_text(6);
   s.note = row.get_text(7);
   s.preflight = row.get_optional_text(8).value_or("");
+  s.key_version = static_cast<int>(row.get_int64(9));
+  s.kiln_version = row.get_optional_text(10).value_or("");
   return s;
 }
 
@@ -61,9 +65,9 @@ std::int64_t Worklog::start_session(const Session& session) {
   if (session.kernel.empty()) throw Error(path() + ": a session needs a kernel");
   sqlite::Transaction transaction(db_, "start a session");
   sqlite::Statement insert = db_.prepare(
-      "INSERT INTO sessions (started_at, kernel, strategy, device, context_key, note, preflight) "
-      "VALUES (coalesce(:started_at, " KILN_SQL_NOW "), :kernel, :strategy, :device, :context_key, "
-      ":note, :preflight)",
+      "INSERT INTO sessions (started_at, kernel, strategy, device, context_key, note, preflight, key_version, "
+      "kiln_version) VALUES (coalesce(:started_at, " KILN_SQL_NOW "), :kernel, :strategy, :device, :context_key, "
+      ":note, :preflight, :key_version, :kiln_version)",
       "start a session of " + session.kernel);
   insert.bind(":started_at", detail::null_if_empty(session.started_at))
       .bind(":kernel", session.kernel)
@@ -72,6 +76,8 @@ std::int64_t Worklog::start_session(const Session& session) {
       .bind(":context_key", session.context_key)
       .bind(":note", session.note)
       .bind(":preflight", detail::null_if_empty(session.preflight))
+      .bind(":key_version", static_cast<std::int64_t>(session.key_version))
+      .bind(":kiln_version", detail::null_if_empty(session.kiln_version))
       .run();
   const std::int64_t id = db_.last_insert_rowid();
   transaction.commit();

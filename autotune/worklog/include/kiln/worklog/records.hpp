@@ -56,6 +56,10 @@ struct Session {
   std::string note;
   // JSON object: the machine's state when the run began (`kiln preflight`); empty: not taken.
   std::string preflight;
+  // How the context's keys were hashed (schema version 6): 1 FNV-1a 64, 2 XXH3-128; 1 for every
+  // session of an older file.
+  int key_version = 2;
+  std::string kiln_version;  // the Kiln that ran the session; empty: not recorded (before version 6)
 };
 
 // One optimisation attempt, measured by the tuner or recorded by a person.

@@ -28,7 +28,8 @@ enum class OpenMode {
 class Worklog {
  public:
   // Opens (or creates) and migrates the file; throws kiln::Error for a file that is not a Kiln
-  // worklog or was written by a newer Kiln, naming the path.
+  // worklog or was written by a newer Kiln, naming the path, and, unless read_only, for a path on
+  // a network file system (file_system.hpp).
   static Worklog open(const std::filesystem::path& path,
                       OpenMode mode = OpenMode::create_if_missing);
 

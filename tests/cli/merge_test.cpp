@@ -1,0 +1,176 @@
+// `kiln merge` and `kiln tune --shard` as a user meets them: bad input is one message naming the
+// file and what differs, with exit code 1 (2 for usage), and nothing written.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kiln/worklog/worklog.hpp"
+#include "kiln_catch.hpp"
+#include "kiln_command.hpp"
+#include "temp_dir.hpp"
+
+using kiln_test::ContainsSubstring;
+using kiln_test::run_kiln;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path shard(const kiln_test::TempDir& dir, const std::string& name, const std::string& device,
+               const std::string& context, const std::string& kiln_version) {
+  const fs::path path = dir / name;
+  auto log = kiln::worklog::Worklog::open(path);
+  kiln::worklog::Session s;
+  s.kernel = "softmax_cpu";
+  s.strategy = "exhaustive";
+  s.device = device;
+  s.context_key = context;
+  s.kiln_version = kiln_version;
+  s.note = name;
+  const auto id = log.start_session(s);
+  kiln::worklog::Measurement m;
+  m.key = {context, "softmax_cpu", "softmax_cpu__" + name, "h", "rows=4", kiln::worklog::Phase::bench};
+  m.result = R"({"median_s":1e-6})";
+  m.median_s = 1e-6;
+  m.session_id = id;
+  log.put_measurement(m);
+  log.end_session(id);
+  return path;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+const std::string kContext = "00112233445566778899aabbccddeeff";
+const std::string kEpyc = R"({"backend":"cpu","name":"AMD EPYC"})";
+
+}  // namespace
+
+TEST_CASE("kiln merge combines shards, and merging them again changes nothing", "[cli]") {
+  kiln_test::TempDir tmp("kiln-cli-merge");
+  const fs::path a = shard(tmp, "a.sqlite", kEpyc, kContext, "0.1.0");
+  const fs::path b = shard(tmp, "b.sqlite", kEpyc, kContext, "0.1.0");
+  const std::string out = (tmp / "merged.sqlite").string();
+  const auto merged = run_kiln({"merge", "--out", out, a.string(), b.string()});
+  REQUIRE(merged.exit_code == 0);
+  CHECK_THAT(joined(merged.out), ContainsSubstring(out + ": 2 sessions and 2 measurements added"));
+  const std::string bytes = kiln_test::read_file(out);
+
+  const auto again = run_kiln({"merge", "--out", out, a.string(), b.string(), a.string()});
+  REQUIRE(again.exit_code == 0);
+  CHECK_THAT(joined(again.out), ContainsSubstring(out + " holds 2 sessions and 2 measurements; merging into it"));
+  CHECK_THAT(joined(again.out), ContainsSubstring(out + ": 0 sessions and 0 measurements added, 0 rows replaced"));
+  CHECK_THAT(joined(again.out), ContainsSubstring("merged " + a.string() + ": 0 sessions, 0 attempts, 0 links, 0 measurements"));
+  auto log = kiln::worklog::Worklog::open(out, kiln::worklog::OpenMode::read_only);
+  CHECK(log.sessions().size() == 2);
+  CHECK(log.measurements(kContext, "softmax_cpu").size() == 2);
+}
+
+TEST_CASE("kiln merge refuses bad input with one message", "[cli]") {
+  kiln_test::TempDir tmp("kiln-cli-merge");
+  const fs::path a = shard(tmp, "a.sqlite", kEpyc, kContext, "0.1.0");
+  const std::string out = (tmp / "merged.sqlite").string();
+  auto refused = [&](const std::vector<std::string>& inputs, const std::string& message) {
+    std::vector<std::string> args = {"merge", "--out", out};
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    const auto run = run_kiln(args);
+    CHECK(run.exit_code == 1);
+    CHECK_THAT(run.err, ContainsSubstring("kiln: error: " + message));
+    CHECK(run.err.find('\n') == run.err.size() - 1);  // one line
+    CHECK_FALSE(fs::exists(out));
+  };
+  SECTION("different devices") {
+    const fs::path gpu = shard(tmp, "gpu.sqlite", R"({"backend":"cuda","name":"NVIDIA H200","compute_capability":"9.0"})",
+                               "ffeeddccbbaa99887766554433221100", "0.1.0");
+    refused({a.string(), gpu.string()}, gpu.string() + ": kernel softmax_cpu: tuned on NVIDIA H200 (cuda, compute "
+                                                       "capability 9.0) here and on AMD EPYC (cpu) in " + a.string());
+  }
+  SECTION("different Kiln versions") {
+    const fs::path later = shard(tmp, "later.sqlite", kEpyc, "ffeeddccbbaa99887766554433221100", "0.2.0");
+    refused({a.string(), later.string()},
+            later.string() + ": kernel softmax_cpu: tuned by Kiln 0.2.0 here and by Kiln 0.1.0 in " + a.string() +
+                ": worklogs of different Kiln versions do not merge");
+  }
+  SECTION("a corrupt file") {
+    const fs::path corrupt = tmp / "corrupt.sqlite";
+    std::string bytes = kiln_test::read_file(a);
+    for (std::size_t i = 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>(0x5a);  // every page after the first
+    kiln_test::write_file(corrupt, bytes);
+    refused({a.string(), corrupt.string()}, corrupt.string() + ": corrupt");
+  }
+  SECTION("a missing file") { refused({a.string(), (tmp / "none.sqlite").string()}, (tmp / "none.sqlite").string() + ": no such worklog"); }
+  SECTION("the same file twice is one file") {
+    const auto run = run_kiln({"merge", "--out", out, a.string(), a.string()});
+    REQUIRE(run.exit_code == 0);
+    auto log = kiln::worklog::Worklog::open(out, kiln::worklog::OpenMode::read_only);
+    CHECK(log.sessions().size() == 1);
+    CHECK(log.measurements(kContext, "softmax_cpu").size() == 1);
+  }
+  SECTION("usage") {
+    const auto no_out = run_kiln({"merge", a.string()});
+    CHECK(no_out.exit_code == 2);
+    CHECK_THAT(no_out.err, ContainsSubstring("--out"));
+    const auto no_inputs = run_kiln({"merge", "--out", out});
+    CHECK(no_inputs.exit_code == 2);
+  }
+}
+
+TEST_CASE("kiln tune --shard is checked before anything runs", "[cli]") {
+  kiln_test::TempDir tmp("kiln-cli-shard");
+  const std::string any = (tmp / "any.json").string();
+  kiln_test::write_file(any, "{}");
+  const std::vector<std::string> base = {"tune", "--manifest", any, "--variants-dir", tmp.path().string(),
+                                         "--build-records", tmp.path().string(), "--worklog",
+                                         (tmp / "w.sqlite").string(), "--device", any, "--probe", any};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_kiln(args);
+  };
+  const auto past = with({"--shard", "2/2"});
+  CHECK(past.exit_code == 2);
+  CHECK_THAT(past.err, ContainsSubstring("--shard 2/2: i must be below N"));
+  const auto anneal = with({"--shard", "0/2", "--strategy", "anneal"});
+  CHECK(anneal.exit_code == 2);
+  CHECK_THAT(anneal.err, ContainsSubstring("--shard needs --strategy exhaustive"));
+  const auto unsharded = with({"--header-out", (tmp / "h.hpp").string()});
+  CHECK(unsharded.exit_code == 2);
+  CHECK_THAT(unsharded.err, ContainsSubstring("--record-out"));
+  CHECK_FALSE(fs::exists(tmp / "w.sqlite"));
+}
+
+// The committed H200 worklog predates key versions: its contexts are of key version 1 (FNV-1a 64),
+// found by their old keys, so kiln record rebuilds the records made from it byte for byte, from the
+// file and from a merged copy of it. (Its softmax_cuda and attention_d256 records were tuned or
+// edited after the rows this worklog holds, and differ from what kiln record makes of it with or
+// without key versions.)
+TEST_CASE("kiln record rebuilds the committed H200 records from the worklog of key version 1, merged or not", "[cli]") {
+  const fs::path source(KILN_SOURCE_DIR);
+  kiln_test::TempDir tmp("kiln-cli-legacy");
+  fs::copy_file(source / "presets/records/h200/worklog.sqlite", tmp / "worklog.sqlite");
+  const auto merge = run_kiln({"merge", "--out", (tmp / "merged.sqlite").string(), (tmp / "worklog.sqlite").string()}, 60);
+  REQUIRE(merge.exit_code == 0);
+  for (const std::string kernel : {"nbody_cuda", "attention_d64", "attention_d128"}) {
+    const std::string space = kernel.rfind("nbody", 0) == 0 ? "kernels/nbody/" + kernel + ".space.json"
+                                                             : "kernels/attention/" + kernel + ".space.json";
+    const auto generated = run_kiln({"generate", "--space", (source / space).string(), "--target",
+                                     (source / "presets/devices/h200.json").string(), "--out", (tmp / kernel).string()},
+                                    60);
+    REQUIRE(generated.exit_code == 0);
+    for (const std::string worklog : {"worklog.sqlite", "merged.sqlite"}) {
+      const fs::path record = tmp / (kernel + "." + worklog + ".record.json");
+      const auto rebuilt = run_kiln({"record", "--manifest", (tmp / kernel / "manifest.json").string(), "--worklog",
+                                     (tmp / worklog).string(), "--device", (source / "presets/devices/h200.json").string(),
+                                     "--out", record.string()},
+                                    60);
+      REQUIRE(rebuilt.exit_code == 0);
+      INFO(kernel << " from " << worklog);
+      CHECK(kiln_test::read_file(record) ==
+            kiln_test::read_file(source / "presets/records/h200" / (kernel + ".record.json")));
+    }
+  }
+  auto log = kiln::worklog::Worklog::open(tmp / "worklog.sqlite", kiln::worklog::OpenMode::read_only);
+  for (const auto& s : log.sessions()) CHECK(s.key_version == 1);
+}

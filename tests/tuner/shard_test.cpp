@@ -1,0 +1,125 @@
+// The versioned cache keys (XXH3-128 for new contexts, FNV-1a 64 kept for the contexts older
+// worklogs hold) and `kiln tune --shard i/N`'s share of the variants.
+#include <set>
+
+#include "cache_key.hpp"
+#include "kiln/hash.hpp"
+#include "kiln/worklog/worklog.hpp"
+#include "kiln_catch.hpp"
+#include "open_tuning.hpp"
+#include "shard.hpp"
+#include "tuner_fixture.hpp"
+
+using namespace kiln::tuner;
+using kiln_test::ContainsSubstring;
+
+TEST_CASE("key version 2 is XXH3-128, version 1 is the FNV-1a 64 older worklogs were keyed with") {
+  // XXH3-128 of the empty input, as xxHash publishes it.
+  CHECK(key_hash(KeyVersion::xxh3_128, "") == "99aa06d3014798d86001c324468d497f");
+  CHECK(key_hash(KeyVersion::xxh3_128, "kiln") == "29e4f6aff37a6f975bfb178850627e51");
+  // Version 1 is byte for byte the hash the rows of older worklogs carry.
+  CHECK(key_hash(KeyVersion::fnv1a64, "kiln") == kiln::fnv1a64_hex("kiln"));
+  CHECK(KeyHasher(KeyVersion::fnv1a64).field("ab").field("c").hex() ==
+        kiln::Fnv1a64().field("ab").field("c").hex());
+  for (KeyVersion v : {KeyVersion::fnv1a64, KeyVersion::xxh3_128}) {
+    CHECK(KeyHasher(v).field("ab").field("c").hex() != KeyHasher(v).field("a").field("bc").hex());
+  }
+  // The two forms cannot be mistaken for each other.
+  CHECK(key_version_of(key_hash(KeyVersion::fnv1a64, "x")) == KeyVersion::fnv1a64);
+  CHECK(key_version_of(key_hash(KeyVersion::xxh3_128, "x")) == KeyVersion::xxh3_128);
+  CHECK_FALSE(key_version_of("ctx-h100"));
+  CHECK_FALSE(key_version_of("99AA06D3014798D86001C324468D497F"));
+  CHECK(key_version_from(1) == KeyVersion::fnv1a64);
+  CHECK_THROWS_WITH(key_version_from(3), ContainsSubstring("key version 3 is not one this Kiln knows"));
+  // The shards' split: XXH3-64, the same on every machine.
+  CHECK(stable_hash("") == 0x2d06800538d394c2ull);
+  CHECK(stable_hash("toy__TILE2_VEC8") == 13654570542606060582ull);
+}
+
+TEST_CASE("a tuning continues the context a worklog holds under key version 1, and starts new ones under 2") {
+  kiln_test::GeneratedToy toy;
+  TuneOptions o;
+  DeviceInfo probe;
+  probe.backend = "cpu";
+  probe.name = "AMD EPYC";
+  const std::string old_key = context_key(KeyVersion::fnv1a64, toy.manifest, probe, o);
+  const std::string new_key = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
+  CHECK(old_key.size() == 16);
+  CHECK(new_key.size() == 32);
+
+  auto log = kiln::worklog::Worklog::open(toy.dir / "w.sqlite");
+  ContextKey fresh = choose_context_key(log, toy.manifest, probe, o);
+  CHECK(fresh.key == new_key);
+  CHECK(fresh.version == KeyVersion::xxh3_128);
+
+  kiln::worklog::Session legacy;
+  legacy.kernel = "toy";
+  legacy.strategy = "exhaustive";
+  legacy.context_key = old_key;
+  legacy.key_version = 1;
+  log.start_session(legacy);
+  ContextKey continued = choose_context_key(log, toy.manifest, probe, o);
+  CHECK(continued.key == old_key);
+  CHECK(continued.version == KeyVersion::fnv1a64);
+  CHECK(context_key_version(log, old_key) == KeyVersion::fnv1a64);
+
+  // Another kernel's legacy context is not this one's.
+  probe.name = "another CPU";
+  CHECK(choose_context_key(log, toy.manifest, probe, o).version == KeyVersion::xxh3_128);
+  probe.name = "AMD EPYC";
+
+  kiln::worklog::Session current = legacy;
+  current.context_key = new_key;
+  current.key_version = 2;
+  log.start_session(current);
+  CHECK(choose_context_key(log, toy.manifest, probe, o).key == new_key);
+}
+
+TEST_CASE("the shard option i/N is read strictly") {
+  CHECK(parse_shard("0/1").count == 1);
+  CHECK(parse_shard("3/4").index == 3);
+  CHECK_THROWS_WITH(parse_shard("4/4"), ContainsSubstring("--shard 4/4: i must be below N (shards are numbered from 0: 0/4 to 3/4)"));
+  CHECK_THROWS_WITH(parse_shard("1"), ContainsSubstring("--shard 1: expected i/N"));
+  CHECK_THROWS_WITH(parse_shard("a/2"), ContainsSubstring("whole numbers"));
+  CHECK_THROWS_WITH(parse_shard("-1/2"), ContainsSubstring("whole numbers"));
+  CHECK_THROWS_WITH(parse_shard("0/0"), ContainsSubstring("N must be 1 to 4096"));
+  CHECK_THROWS_WITH(parse_shard("0/2 "), ContainsSubstring("whole numbers"));
+}
+
+TEST_CASE("the shards of a run cover every variant exactly once") {
+  kiln_test::GeneratedToy toy;
+  const auto& m = toy.manifest;
+  for (std::size_t n = 1; n <= 5; ++n) {
+    std::multiset<std::size_t> seen;
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t v : share_of({i, n}, m)) {
+        seen.insert(v);
+        CHECK(stable_hash(m.variants[v].name) % n == i);
+      }
+    }
+    CHECK(seen.size() == m.variants.size());
+    for (std::size_t v = 0; v < m.variants.size(); ++v) CHECK(seen.count(v) == 1);
+  }
+}
+
+TEST_CASE("a shard's search is the exhaustive search over its share, and no other strategy shards") {
+  kiln_test::GeneratedToy toy;
+  const auto& m = toy.manifest;
+  const SearchSpace space = SearchSpace::from(m);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const Shard shard{i, 2};
+    auto searcher = shard_searcher(make_searcher("exhaustive", space, {}, 1), m, shard);
+    CHECK(searcher->name() == "exhaustive");
+    const std::vector<std::size_t> share = share_of(shard, m);
+    CHECK(searcher->planned() == share.size());
+    std::set<std::size_t> proposed;
+    while (auto v = searcher->propose()) {
+      CHECK(in_share(shard, m.variants[*v].name));
+      proposed.insert(*v);
+      searcher->observe({*v, 1.0});
+    }
+    CHECK(proposed == std::set<std::size_t>(share.begin(), share.end()));
+  }
+  CHECK_THROWS_WITH(shard_searcher(make_searcher("anneal", space, {}, 1), m, {0, 2}),
+                    ContainsSubstring("--shard 0/2 needs the exhaustive search, not anneal"));
+}
