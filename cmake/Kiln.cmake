@@ -379,7 +379,7 @@ architectures ${architectures}
       add_custom_target(kiln_variants COMMENT "All kernel variants are built")
     endif()
     if(KILN_COMPILE_ON_DEMAND)
-      add_custom_target(kiln_variants_${kernel} DEPENDS ${template} ${captured})
+      add_custom_target(kiln_variants_${kernel} DEPENDS ${template} ${captured} "${dir}/generate.stamp")
       set(tune_compile_args ${compile_args} --compile-jobs "${KILN_COMPILE_JOBS}")
       set(tune_compile_deps ${template} ${captured} "${dir}/generate.stamp")
     else()

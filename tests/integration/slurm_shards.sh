@@ -97,7 +97,8 @@ done
 [[ -n $ready ]] || skip "Slurm did not start: $(tail -3 "$cluster/slurmctld.log" "$cluster/slurmd.log" 2>/dev/null | tr '\n' ' ')"
 echo "slurm_shards: one-node cluster up ($node, $cpus CPUs)"
 
-# Kiln as installed, and the project's variants (compiled, not tuned).
+# Kiln as installed, and the project's generated variants and template; each run compiles the
+# variants it measures (compile on demand: a shard its share).
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 kiln=$work/prefix/bin/kiln
 cmake -S "$source/tests/integration/shard_project" -B "$work/project" -G Ninja "-DCMAKE_PREFIX_PATH=$work/prefix" \
@@ -107,6 +108,8 @@ k=$work/project/kiln/passes
 args=(--manifest "$k/generated/manifest.json" --variants-dir "$k/bin" --build-records "$k/builds"
       --device "$work/prefix/share/kiln/devices/cpu.json" --probe "$work/prefix/bin/kiln_probe_cpu"
       --flags-file "$k/compiler.txt" --source "$source/tests/integration/shard_project/passes.hpp"
+      --compile-command "$k/capture/compile.json" --link-command "$k/capture/link.json"
+      --template-source "$k/template.cpp" --objects-dir "$k/objects"
       --repetitions 5 --quiet-wait 0 --seed 7)
 variants=$(grep -c '"name": "passes__' "$k/generated/manifest.json" || true)
 
