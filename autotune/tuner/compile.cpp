@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <ostream>
 #include <sstream>
 #include <thread>
 
@@ -450,6 +452,29 @@ void OnDemandCompiler::compile(const std::vector<std::size_t>& indices) {
   total_.failed += s.failed;
   total_.seconds += s.seconds;
   total_.jobs = jobs_;
+}
+
+void OnDemandCompiler::set_companions(std::function<std::vector<std::size_t>()> companions, std::ostream* report) {
+  companions_ = std::move(companions);
+  report_ = report;
+}
+
+void OnDemandCompiler::compile_for_run(std::size_t index) {
+  if (done_.at(index)) return;
+  std::vector<std::size_t> batch{index};
+  if (companions_) {
+    for (std::size_t v : companions_()) {
+      if (!done_.at(v) && v != index) batch.push_back(v);
+    }
+  }
+  const CompileSummary before = total_;
+  compile(batch);
+  if (report_ != nullptr && batch.size() > 1) {
+    *report_ << "kiln: " << manifest_->kernel << ": compiled " << batch.size() << " variants in "
+             << std::lround(total_.seconds - before.seconds) << " s (" << jobs_ << " at once, "
+             << total_.up_to_date - before.up_to_date << " up to date, " << total_.failed - before.failed
+             << " failed)\n";
+  }
 }
 
 std::optional<fs::path> changed_link_input(const CapturedCommand& link, fs::file_time_type built) {

@@ -10,6 +10,8 @@
 #pragma once
 #include <cstddef>
 #include <filesystem>
+#include <functional>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -92,6 +94,11 @@ class OnDemandCompiler {
   OnDemandCompiler(const Manifest& manifest, CompileOptions options);
   // Compiles the variants among `indices` not yet compiled (or found up to date) by this compiler.
   void compile(const std::vector<std::size_t>& indices);
+  // The variant is about to run: compiled, when it is not yet, in one batch with its companions
+  // (the variants the search will also have to run: set_companions), and a batch of more than one
+  // is reported on `report`.
+  void compile_for_run(std::size_t index);
+  void set_companions(std::function<std::vector<std::size_t>()> companions, std::ostream* report);
   bool done(std::size_t index) const { return done_.at(index); }
   std::size_t jobs() const { return jobs_; }
   // Over every batch: variants built now, found up to date, failed; seconds spent compiling.
@@ -101,6 +108,8 @@ class OnDemandCompiler {
   const Manifest* manifest_;
   CompileOptions options_;
   std::vector<bool> done_;
+  std::function<std::vector<std::size_t>()> companions_;
+  std::ostream* report_ = nullptr;
   std::size_t jobs_ = 1;
   CompileSummary total_;
 };

@@ -193,18 +193,10 @@ std::filesystem::path executable_of(const EvaluationContext& ctx, std::size_t in
   return ctx.variants_dir / ctx.manifest->variants[index].name;
 }
 
-bool needs_run(EvaluationContext& ctx, std::size_t index) {
-  const bool measure = ctx.measure;
-  ctx.measure = false;
-  VariantOutcome cached;
-  try {
-    cached = evaluate_variant(ctx, index);
-  } catch (...) {
-    ctx.measure = measure;
-    throw;
-  }
-  ctx.measure = measure;
-  return !cached.complete;
+bool needs_run(const EvaluationContext& ctx, std::size_t index) {
+  EvaluationContext reading = ctx;
+  reading.measure = false;
+  return !evaluate_variant(reading, index).complete;
 }
 
 std::string variant_hash(const EvaluationContext& ctx, std::size_t index) {
@@ -438,7 +430,7 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
   }
   if (!to_check.empty() || !to_bench.empty()) {
     if (ctx.compiler != nullptr) {
-      ctx.compiler->compile({index});
+      ctx.compiler->compile_for_run(index);
       if (failed_build()) return out;
     }
     out.ran = true;

@@ -91,7 +91,7 @@ std::filesystem::path executable_of(const EvaluationContext& ctx, std::size_t in
 
 // Whether measuring the variant would run it: something its checks or timings need is not in the
 // worklog, and no stored failure is kept for it. Reads the worklog only.
-bool needs_run(EvaluationContext& ctx, std::size_t index);
+bool needs_run(const EvaluationContext& ctx, std::size_t index);
 
 // A whole file as bytes (sources for the cache keys, build records); throws when it cannot be read.
 std::string read_text(const std::filesystem::path& file);

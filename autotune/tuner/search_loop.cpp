@@ -67,26 +67,6 @@ ScoreFloor score_floor(const std::vector<Floor>& floors) {
   return floor;
 }
 
-// With compile on demand: the proposal, when it has to run, compiled in one parallel batch with
-// every variant the search has committed to propose next that has to run too (for an exhaustive
-// search, the whole space at once). What the worklog holds is not compiled at all.
-void compile_batch(Tuning& t, std::size_t proposal, std::ostream& out) {
-  OnDemandCompiler& compiler = *t.compiler;
-  if (compiler.done(proposal) || !needs_run(t.ctx, proposal)) return;
-  std::vector<std::size_t> batch{proposal};
-  for (std::size_t v : t.searcher->upcoming(t.target.manifest.variants.size())) {
-    if (!compiler.done(v) && needs_run(t.ctx, v)) batch.push_back(v);
-  }
-  const CompileSummary before = compiler.total();
-  compiler.compile(batch);
-  const CompileSummary& now = compiler.total();
-  if (batch.size() > 1) {
-    out << "kiln: " << t.target.manifest.kernel << ": compiled " << batch.size() << " variants in "
-        << duration_text(now.seconds - before.seconds) << " (" << now.jobs << " at once, "
-        << now.up_to_date - before.up_to_date << " up to date, " << now.failed - before.failed << " failed)\n";
-  }
-}
-
 }  // namespace
 
 SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
@@ -102,8 +82,21 @@ SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
   std::optional<double> best_score;
   std::size_t done = 0;
   double run_seconds = 0;
+  // With compile on demand, a variant that has to run is compiled in one parallel batch with
+  // every variant the search has committed to propose next that has to run too (for an
+  // exhaustive search, the whole space at once); what the worklog holds is not compiled at all.
+  if (t.compiler != nullptr) {
+    t.compiler->set_companions(
+        [&t] {
+          std::vector<std::size_t> also;
+          for (std::size_t v : t.searcher->upcoming(t.target.manifest.variants.size())) {
+            if (!t.compiler->done(v) && needs_run(t.ctx, v)) also.push_back(v);
+          }
+          return also;
+        },
+        &out);
+  }
   while (auto proposal = searcher.propose()) {
-    if (t.compiler != nullptr) compile_batch(t, *proposal, out);
     auto t0 = std::chrono::steady_clock::now();
     VariantOutcome outcome = evaluate_variant(t.ctx, *proposal);
     double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -134,6 +127,7 @@ SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
     result.outcomes.push_back(std::move(outcome));
   }
   progress.finish();
+  if (t.compiler != nullptr) t.compiler->set_companions({}, nullptr);
   return result;
 }
 
