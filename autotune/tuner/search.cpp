@@ -64,18 +64,28 @@ StrategyOptions StrategyOptions::parse(const std::vector<std::string>& assignmen
   return o;
 }
 
+namespace {
+// The whole text as one finite number, or nothing.
+std::optional<double> finite_number(const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (text.empty() || used != text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+}  // namespace
+
 std::optional<std::size_t> StrategyOptions::count(const std::string& key, std::size_t whole) const {
   auto it = values_.find(key);
   if (it == values_.end()) return std::nullopt;
   const std::string& text = it->second;
-  double v = 0;
-  std::size_t used = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size() || !std::isfinite(v) || v < 0 || (v >= 1 && v != std::floor(v)) || v > 1e12) {
+  const std::optional<double> parsed = finite_number(text);
+  const double v = parsed.value_or(0);
+  if (!parsed || v < 0 || (v >= 1 && v != std::floor(v)) || v > 1e12) {
     throw Error("strategy option " + key + "=" + text + ": expected a count (20) or a fraction of the space (0.15)");
   }
   if (v > 0 && v < 1) return std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(v * static_cast<double>(whole))));
@@ -91,14 +101,9 @@ std::optional<double> StrategyOptions::number(const std::string& key, double low
   auto it = values_.find(key);
   if (it == values_.end()) return std::nullopt;
   const std::string& text = it->second;
-  double v = 0;
-  std::size_t used = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size() || !std::isfinite(v) || v < low || v > high) {
+  const std::optional<double> parsed = finite_number(text);
+  const double v = parsed.value_or(0);
+  if (!parsed || v < low || v > high) {
     throw Error("strategy option " + key + "=" + text + ": expected a number from " + format_bound(low) + " to " +
                 format_bound(high));
   }
