@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/counter_random.hpp"
 #include "kiln/error.hpp"
 
 namespace kiln::cuda {
@@ -41,6 +42,25 @@ template <class Bits>
 void fill(Bits* x, std::int64_t count, Bits pattern) {
   KILN_CUDA_CHECK(cudaDeviceSynchronize());
   fill_kernel<<<grid_for(count), 256>>>(x, count, pattern);
+  KILN_CUDA_CHECK(cudaGetLastError());
+  KILN_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+template <class T>
+__global__ void fill_uniform_kernel(T* x, std::int64_t count, float lo, float hi, std::uint64_t seed,
+                                    std::uint64_t stream) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    x[i] = T(lo + (hi - lo) * ::kiln::random::uniform(seed, stream, static_cast<std::uint64_t>(i)));
+  }
+}
+
+// Every one of `count` elements drawn from [lo, hi) by the counter-based hash of (seed, stream,
+// index), on the device (T constructible from float: float, __nv_bfloat16, __half); synchronous.
+// Inputs of any size take milliseconds, and the same seed gives the same inputs on every GPU.
+template <class T>
+void fill_uniform(T* x, std::int64_t count, float lo, float hi, std::uint64_t seed, std::uint64_t stream) {
+  fill_uniform_kernel<<<grid_for(count), 256>>>(x, count, lo, hi, seed, stream);
   KILN_CUDA_CHECK(cudaGetLastError());
   KILN_CUDA_CHECK(cudaDeviceSynchronize());
 }

@@ -10,20 +10,12 @@
 #include <vector>
 
 #include "conv2d_cuda_kernel.cuh"
-#include "kiln/counter_random.hpp"
 #include "kiln/cuda_support.hpp"
 #include "kiln/workload.hpp"
 
 namespace kiln::conv2d {
 
 namespace device {
-
-__global__ void fill_uniform(float* v, std::int64_t count, std::uint64_t seed, std::uint64_t stream) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    v[i] = -1.0f + 2.0f * ::kiln::random::uniform(seed, stream, static_cast<std::uint64_t>(i));
-  }
-}
 
 __global__ void reference(const float* in, const float* filter, float* out, int W, int H) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -48,9 +40,8 @@ class Workload final : public ::kiln::Workload {
         in_(static_cast<std::size_t>((w_ + kFilter - 1) * (h_ + kFilter - 1))),
         filter_(kFilter * kFilter), out_(static_cast<std::size_t>(w_ * h_)) {
     const std::int64_t in_count = (w_ + kFilter - 1) * (h_ + kFilter - 1);
-    device::fill_uniform<<<::kiln::cuda::grid_for(in_count), 256>>>(in_.get(), in_count, seed, 1);
-    device::fill_uniform<<<1, 256>>>(filter_.get(), kFilter * kFilter, seed, 2);
-    KILN_CUDA_CHECK(cudaGetLastError());
+    ::kiln::cuda::fill_uniform(in_.get(), in_count, -1.0f, 1.0f, seed, 1);
+    ::kiln::cuda::fill_uniform(filter_.get(), std::int64_t{kFilter * kFilter}, -1.0f, 1.0f, seed, 2);
     KILN_CUDA_CHECK(cudaMemcpyToSymbol(filter_constant, filter_.get(), sizeof(float) * kFilter * kFilter, 0,
                                        cudaMemcpyDeviceToDevice));
     KILN_CUDA_CHECK(cudaDeviceSynchronize());

@@ -10,20 +10,12 @@
 #include <vector>
 
 #include "gemm_cuda_kernel.cuh"
-#include "kiln/counter_random.hpp"
 #include "kiln/cuda_support.hpp"
 #include "kiln/workload.hpp"
 
 namespace kiln::gemm {
 
 namespace device {
-
-__global__ void fill_uniform(__nv_bfloat16* v, std::int64_t count, std::uint64_t seed, std::uint64_t stream) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    v[i] = __float2bfloat16_rn(-1.0f + 2.0f * ::kiln::random::uniform(seed, stream, static_cast<std::uint64_t>(i)));
-  }
-}
 
 // The reference: 16x16 output tiles, k in steps of 16 through shared memory, fp64 sums.
 __global__ void reference(const __nv_bfloat16* x, const __nv_bfloat16* w, float* y, int M, int N, int K) {
@@ -55,10 +47,8 @@ class Workload final : public ::kiln::Workload {
         x_(static_cast<std::size_t>(m_) * k_), w_(static_cast<std::size_t>(n_) * k_),
         y_(static_cast<std::size_t>(m_) * n_) {
     if (k_ % 8 != 0 || n_ % 8 != 0) throw Error("gemm: K and N must be multiples of 8");
-    device::fill_uniform<<<::kiln::cuda::grid_for(m_ * k_), 256>>>(x_.get(), m_ * k_, seed, 1);
-    device::fill_uniform<<<::kiln::cuda::grid_for(n_ * k_), 256>>>(w_.get(), n_ * k_, seed, 2);
-    KILN_CUDA_CHECK(cudaGetLastError());
-    KILN_CUDA_CHECK(cudaDeviceSynchronize());
+    ::kiln::cuda::fill_uniform(x_.get(), m_ * k_, -1.0f, 1.0f, seed, 1);
+    ::kiln::cuda::fill_uniform(w_.get(), n_ * k_, -1.0f, 1.0f, seed, 2);
   }
 
   template <class Config>
