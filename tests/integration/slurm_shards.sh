@@ -108,6 +108,7 @@ k=$work/project/kiln/passes
 args=(--manifest "$k/generated/manifest.json" --variants-dir "$k/bin" --build-records "$k/builds"
       --device "$work/prefix/share/kiln/devices/cpu.json" --probe "$work/prefix/bin/kiln_probe_cpu"
       --flags-file "$k/compiler.txt" --source "$source/tests/integration/shard_project/passes.hpp"
+      --source "$source/tests/integration/saxpy/saxpy_workload.hpp"
       --compile-command "$k/capture/compile.json" --link-command "$k/capture/link.json"
       --template-source "$k/template.cpp" --objects-dir "$k/objects"
       --repetitions 5 --quiet-wait 0 --seed 7)
