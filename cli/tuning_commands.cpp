@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "usage.hpp"
 #include "evaluate.hpp"
+#include "gpus.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "device_spec.hpp"
 #include "manifest.hpp"
@@ -189,6 +190,18 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_flag("--no-sanitize", *no_sanitize, "accept CUDA winners without compute-sanitizer");
   tune->add_option("--sanitize-runners-up", t->sanitize_runners_up, "also sanitize this many runners-up of each bucket")
       ->check(CLI::Range(0, 3));
+  tune->add_option("--gpus", t->gpus,
+                   "CUDA: measure on these GPUs at once, one variant process per GPU: 'all' or nvidia-smi indices "
+                   "such as 0,2 (one model only); near-ties are measured again on the first. Default: the first GPU "
+                   "of CUDA_VISIBLE_DEVICES")
+      ->check([](const std::string& v) {
+        try {
+          tuner::parse_gpu_request(v);
+          return std::string();
+        } catch (const kiln::Error& e) {
+          return std::string(e.what());
+        }
+      });
   tune->add_flag("--lock-clocks", t->lock_clocks,
                  "lock the GPU's SM clock at its maximum for the session (nvidia-smi -lgc; needs the permission), "
                  "reset at the end");

@@ -45,6 +45,7 @@ set(KILN_WORKLOG "${CMAKE_BINARY_DIR}/kiln/worklog.sqlite" CACHE FILEPATH "The w
 set(KILN_UPDATE_RECORDS OFF CACHE BOOL "Also write tuning records into the records directory, to be committed")
 set(KILN_RECORDS_DIR "" CACHE PATH
     "Committed tuning records of kernels that name no RECORDS_DIR (default: <project source dir>/kiln-records)")
+set(KILN_GPUS "" CACHE STRING "GPU kernels: measure on these GPUs at once, 'all' or nvidia-smi indices such as 0,2 (kiln tune --gpus; empty: one GPU, the first of CUDA_VISIBLE_DEVICES)")
 set(KILN_COMPILE_JOBS "0" CACHE STRING "Variants compiled at once by kiln compile (0: one per processor)")
 set(KILN_COMPILE_ON_DEMAND ON CACHE BOOL
     "Compile a variant when the search first needs it, in the tune step (OFF: every variant before tuning)")
@@ -390,6 +391,9 @@ architectures ${architectures}
     add_dependencies(kiln_variants kiln_variants_${kernel})
 
     set(strategy_args --strategy "${KILN_SEARCH}")
+    if(DEVICE_FILE STREQUAL "KILN_GPU" AND NOT KILN_GPUS STREQUAL "")
+      list(APPEND strategy_args --gpus "${KILN_GPUS}")
+    endif()
     if(NOT KILN_BUDGET STREQUAL "0")
       list(APPEND strategy_args --budget "${KILN_BUDGET}")
     endif()

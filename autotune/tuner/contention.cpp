@@ -1,4 +1,5 @@
 #include "contention.hpp"
+#include "process.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -83,11 +84,12 @@ int ContentionWatch::cores() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-CpuReading ContentionWatch::read(int child) {
+CpuReading ContentionWatch::read() {
   CpuReading r;
   r.at = std::chrono::steady_clock::now();
   r.machine_busy_s = machine_busy_seconds();
-  r.own_s = rusage_seconds(RUSAGE_SELF) + rusage_seconds(RUSAGE_CHILDREN) + (child > 0 ? process_seconds(child) : 0.0);
+  r.own_s = rusage_seconds(RUSAGE_SELF) + rusage_seconds(RUSAGE_CHILDREN);
+  for (int child : running_children()) r.own_s += process_seconds(child);
   return r;
 }
 

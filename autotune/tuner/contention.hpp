@@ -16,7 +16,7 @@ namespace kiln::tuner {
 struct CpuReading {
   std::chrono::steady_clock::time_point at;
   double machine_busy_s = 0;  // every core's non-idle time (/proc/stat)
-  double own_s = 0;           // the tuner, its reaped children, and the running child
+  double own_s = 0;           // the tuner, its reaped children, and the children running now
 };
 
 // Cores (not a fraction) that other processes kept busy between two readings.
@@ -37,8 +37,8 @@ class ContentionWatch {
   explicit ContentionWatch(double threshold_cores = 0.25) : threshold_(threshold_cores) {}
 
   static int cores();
-  // Reads the CPU times now; `child` (0: none) is the running variant, whose time is ours.
-  static CpuReading read(int child = 0);
+  // Reads the CPU times now; the variants running now (on every GPU measured on) are ours.
+  static CpuReading read();
   Quietness between(const CpuReading& from, const CpuReading& to) const;
 
   // Samples half-second windows until one is quiet or `max_wait_s` has passed; returns the last

@@ -9,10 +9,11 @@
 
 namespace kiln::tuner {
 
-DeviceInfo run_probe(const std::filesystem::path& probe_executable, const model::Backend& backend) {
+DeviceInfo run_probe(const std::filesystem::path& probe_executable, const model::Backend& backend,
+                     const Environment& environment) {
   std::string output;
-  ChildResult r = run_child({probe_executable.string()}, std::chrono::seconds(180),
-                            [&](const std::string& line) { output += line; });
+  ChildResult r = run_child({probe_executable.string()}, SilenceLimit([] { return std::chrono::seconds(180); }),
+                            [&](const std::string& line) { output += line; }, environment);
   if (r.exit_code == 77) {
     throw Error("no " + std::string(backend.title) + " device found on this machine (" + probe_executable.string() + ")");
   }

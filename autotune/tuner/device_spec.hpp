@@ -10,6 +10,7 @@
 #include "kiln/model/device.hpp"
 #include "kiln/model/protocol.hpp"
 #include "kiln/worklog/worklog.hpp"
+#include "process.hpp"
 
 namespace kiln::tuner {
 
@@ -35,7 +36,8 @@ using model::load_device;
 using model::DeviceInfo;
 
 // Runs the probe executable of `backend` (kiln_probe_<backend>) and reads what it prints.
-DeviceInfo run_probe(const std::filesystem::path& probe_executable, const model::Backend& backend);
+DeviceInfo run_probe(const std::filesystem::path& probe_executable, const model::Backend& backend,
+                     const Environment& environment = {});
 
 // Why this machine must not be tuned with this device file, or nothing when it matches.
 std::optional<std::string> mismatch(const Device& spec, const DeviceInfo& probed);

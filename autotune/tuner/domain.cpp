@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <future>
 #include <optional>
 #include <set>
 
 #include "floors.hpp"
 #include "kiln/dispatch.hpp"
+#include "measuring_pool.hpp"
 
 namespace kiln::tuner {
 namespace {
@@ -61,6 +63,38 @@ std::string dispatched_variant(const Manifest& m, const Record& record, const Pr
   }
   return nearest_bucket_winner(m, record, p).value_or(m.default_variant);
 }
+
+namespace {
+
+// `points` timed on each of `variants`: what the worklog holds is read; the rest is measured, in
+// one parallel batch of compiles first when compiled on demand, and on every GPU of the pool when
+// there is one (each variant's points in one process on one GPU).
+std::map<std::size_t, PointTimes> times_of(const EvaluationContext& ctx, const std::vector<std::size_t>& variants,
+                                           const std::vector<Problem>& points) {
+  std::map<std::size_t, PointTimes> times;
+  EvaluationContext reading = ctx;
+  reading.measure = false;
+  std::vector<std::size_t> to_run;
+  for (std::size_t v : variants) {
+    PointTimes held = time_points(reading, v, points);
+    if (ctx.measure && held.median_s.size() < points.size()) {
+      to_run.push_back(v);
+    } else {
+      times[v] = std::move(held);
+    }
+  }
+  if (ctx.compiler != nullptr) ctx.compiler->compile(to_run);
+  if (ctx.pool == nullptr) {
+    for (std::size_t v : to_run) times[v] = time_points(ctx, v, points);
+    return times;
+  }
+  std::vector<std::pair<std::size_t, std::future<PointTimes>>> running;
+  for (std::size_t v : to_run) running.emplace_back(v, ctx.pool->time_points(v, points));
+  for (auto& [v, f] : running) times[v] = f.get();
+  return times;
+}
+
+}  // namespace
 
 TreeTable coverage_table(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
                          const std::map<std::string, double>& rates) {
@@ -121,19 +155,16 @@ void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& ou
   const std::set<std::size_t> finalists = ctx.measure ? coverage_finalists(m, outcomes, per_problem) : std::set<std::size_t>{};
   EvaluationContext reading = ctx;
   reading.measure = false;
-  if (ctx.compiler != nullptr) {
-    // The finalists that still have coverage points to time, compiled in one parallel batch.
-    std::vector<std::size_t> batch;
-    for (std::size_t f : finalists) {
-      if (time_points(reading, f, m.coverage).median_s.size() < m.coverage.size()) batch.push_back(f);
-    }
-    ctx.compiler->compile(batch);
+  std::vector<std::size_t> timed;
+  for (const auto& oc : outcomes) {
+    if (!oc.failure && oc.score && finalists.count(oc.index)) timed.push_back(oc.index);
   }
+  std::map<std::size_t, PointTimes> finalist_times = times_of(ctx, timed, m.coverage);
   std::size_t measured = 0;
   for (auto& oc : outcomes) {
     if (oc.failure || !oc.score) continue;
-    const bool finalist = finalists.count(oc.index) > 0;
-    PointTimes times = time_points(finalist ? ctx : reading, oc.index, m.coverage);
+    auto f = finalist_times.find(oc.index);
+    PointTimes times = f != finalist_times.end() ? std::move(f->second) : time_points(reading, oc.index, m.coverage);
     if (times.ran) ++measured;
     if (!times.failure.empty()) out << "kiln: " << m.variants[oc.index].name << ": coverage points: " << times.failure << "\n";
     for (const auto& [key, seconds] : times.median_s) oc.median_s[key] = seconds;
@@ -184,11 +215,15 @@ void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>&
 
   // The held-out points, timed on the finalists that passed.
   std::map<std::string, std::map<std::string, double>> held;  // variant -> point key -> seconds
+  std::vector<std::size_t> timed;
   for (std::size_t v : finalists) {
     const std::string& name = m.variants[v].name;
     if (column(name) >= table.variants.size()) continue;  // failed or not measured
     d.finalists.push_back(name);
-    PointTimes times = time_points(ctx, v, m.held_out);
+    timed.push_back(v);
+  }
+  for (auto& [v, times] : times_of(ctx, timed, m.held_out)) {
+    const std::string& name = m.variants[v].name;
     if (!times.failure.empty()) out << "kiln: " << name << ": held-out points: " << times.failure << "\n";
     held[name] = std::move(times.median_s);
   }

@@ -258,7 +258,7 @@ RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::s
     const auto& list = stage == "check" ? check : bench;
     if ((stage == "check" || stage == "bench") && i < list.size()) at = {stage, &list[i]};
     if (stage == "bench" && i != window_index) {
-      window = ContentionWatch::read(running_child());
+      window = ContentionWatch::read();
       window_index = i;
     }
   };
@@ -282,8 +282,8 @@ RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::s
   };
   auto on_bench = [&](const model::BenchEvent& e) {
     const std::string key = e.problem.key();
-    Quietness q = ctx.watch.between(window, ContentionWatch::read(running_child()));
-    window = ContentionWatch::read(running_child());
+    Quietness q = ctx.watch.between(window, ContentionWatch::read());
+    window = ContentionWatch::read();
     StoredTiming stored{e, q.to_json(), device ? model::to_json(*device) : nlohmann::ordered_json::object(),
                         std::nullopt, {}, std::nullopt};
     worklog::Measurement meas;

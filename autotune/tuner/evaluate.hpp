@@ -18,6 +18,8 @@
 
 namespace kiln::tuner {
 
+class MeasuringPool;
+
 struct EvaluationContext {
   const Manifest* manifest = nullptr;
   worklog::Worklog* log = nullptr;
@@ -29,6 +31,10 @@ struct EvaluationContext {
   // Set: variants are compiled when first run (kiln tune --compile-on-demand); unset: `kiln
   // compile` built them all before.
   OnDemandCompiler* compiler = nullptr;
+  // Set: measurements are spread over several GPUs (kiln tune --gpus) by the search and the
+  // coverage timing; the stages that compare variants side by side (near-ties, the sanitizer)
+  // run on the first GPU through this context's environment.
+  MeasuringPool* pool = nullptr;
   std::filesystem::path scratch_dir;        // plan files
   std::uint64_t seed = 1;
   int repetitions = 7;

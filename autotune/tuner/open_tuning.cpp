@@ -1,6 +1,7 @@
 #include "open_tuning.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <csignal>
 #include <ostream>
 #include <thread>
@@ -8,6 +9,7 @@
 #include "cache_key.hpp"
 #include "kiln/error.hpp"
 #include "kiln/model/backend.hpp"
+#include "measuring_pool.hpp"
 #include "process.hpp"
 #include "version.hpp"
 
@@ -16,8 +18,9 @@ namespace {
 
 // The machine's state before measuring. While other processes use the GPU, waits up to
 // busy_gpu_wait_s for them to leave; with allow_busy_gpu their presence only degrades the verdict.
-Preflight take_preflight(const TuneOptions& o, const std::string& backend, const Device& spec, std::ostream& out) {
-  Preflight pf = judge(observe(backend, &spec));
+Preflight take_preflight(const TuneOptions& o, const std::string& backend, const Device& spec, std::ostream& out,
+                         const std::optional<std::string>& gpu = std::nullopt) {
+  Preflight pf = judge(observe(backend, &spec, gpu));
   auto start = std::chrono::steady_clock::now();
   bool told = false;
   while (!o.allow_busy_gpu && pf.refused_only_for_busy_gpu() &&
@@ -26,7 +29,7 @@ Preflight take_preflight(const TuneOptions& o, const std::string& backend, const
     told = true;
     std::this_thread::sleep_for(std::chrono::seconds(2));
     if (interrupted()) throw Interrupted(SIGINT);
-    pf = judge(observe(backend, &spec));
+    pf = judge(observe(backend, &spec, gpu));
   }
   if (o.allow_busy_gpu) {
     for (auto& f : pf.findings) {
@@ -49,6 +52,28 @@ void require_ready(const Preflight& preflight, const std::string& kernel) {
   throw RefusedError(why);
 }
 
+// The GPUs of kiln tune --gpus, each judged by the preflight like the one GPU of a plain tuning:
+// the first GPU's preflight is the session's, and what the others' say of their GPU is added to
+// it, each finding naming its GPU.
+void take_gpu_preflights(Tuning& t, const TuneOptions& o, std::ostream& out) {
+  const Manifest& m = t.target.manifest;
+  t.preflight = take_preflight(o, m.backend, t.target.spec, out, t.gpus.front().index);
+  out << t.preflight.text();
+  require_ready(t.preflight, m.kernel);
+  for (std::size_t i = 1; i < t.gpus.size(); ++i) {
+    Preflight other = take_preflight(o, m.backend, t.target.spec, out, t.gpus[i].index);
+    out << other.text();
+    require_ready(other, m.kernel);
+    t.other_gpus_seen.push_back(other.seen);
+    for (const auto& f : other.findings) {
+      if (f.code.rfind("cpu_", 0) == 0) continue;  // the same machine's CPU, said once
+      Finding named = f;
+      named.text = describe(t.gpus[i]) + ": " + f.text;
+      t.preflight.findings.push_back(std::move(named));
+    }
+  }
+}
+
 // Clocks held for the whole session, given back when it ends however it ends.
 void hold_clocks(Tuning& t, bool lock, std::ostream& out) {
   if (model::backend_named(t.target.manifest.backend).processor != model::Processor::nvidia_gpu) return;
@@ -61,6 +86,16 @@ void hold_clocks(Tuning& t, bool lock, std::ostream& out) {
   t.preflight.clocks_locked = t.clock_lock->locked();
   t.preflight.clocks_note = t.clock_lock->note();
   out << "kiln: clocks " << (t.clock_lock->locked() ? "locked" : "not locked") << ": " << t.clock_lock->note() << "\n";
+  // The other GPUs of --gpus: locked too, or the session says which were not.
+  for (const auto& seen : t.other_gpus_seen) {
+    const ClockLock& lock = *t.other_clock_locks.emplace_back(std::make_unique<ClockLock>(seen));
+    out << "kiln: GPU " << seen.gpu_index << " clocks " << (lock.locked() ? "locked" : "not locked") << ": " << lock.note()
+        << "\n";
+    if (!lock.locked()) {
+      t.preflight.clocks_locked = false;
+      t.preflight.clocks_note += "; GPU " + seen.gpu_index + ": " + lock.note();
+    }
+  }
 }
 
 }  // namespace
@@ -96,8 +131,8 @@ KernelTarget load_target(const std::filesystem::path& manifest, const std::files
   return t;
 }
 
-DeviceInfo probe_matching(const Device& spec, const std::filesystem::path& probe) {
-  DeviceInfo found = run_probe(probe, model::backend_named(spec.backend));
+DeviceInfo probe_matching(const Device& spec, const std::filesystem::path& probe, const Environment& environment) {
+  DeviceInfo found = run_probe(probe, model::backend_named(spec.backend), environment);
   if (auto why = mismatch(spec, found)) throw Error(*why);
   return found;
 }
@@ -115,11 +150,25 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   t->target = load_target(o.manifest, o.device_spec);
   const Manifest& m = t->target.manifest;
   const Device& spec = t->target.spec;
-  t->probed = probe_matching(spec, o.probe);
+  Environment first_gpu;
+  if (!o.gpus.empty()) {
+    if (model::backend_named(m.backend).processor != model::Processor::nvidia_gpu) {
+      throw Error("--gpus " + o.gpus + ": " + m.kernel + " is a " + m.backend + " kernel; --gpus chooses the GPUs of CUDA kernels");
+    }
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    t->gpus = select_gpus(parse_gpu_request(o.gpus), gpus_here(),
+                          visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
+    pin_to_gpu(first_gpu, t->gpus.front());
+  }
+  t->probed = probe_matching(spec, o.probe, first_gpu);
 
-  t->preflight = take_preflight(o, m.backend, spec, out);
-  out << t->preflight.text();
-  require_ready(t->preflight, m.kernel);
+  if (t->gpus.empty()) {
+    t->preflight = take_preflight(o, m.backend, spec, out);
+    out << t->preflight.text();
+    require_ready(t->preflight, m.kernel);
+  } else {
+    take_gpu_preflights(*t, o, out);
+  }
   hold_clocks(*t, o.lock_clocks, out);
 
   t->log = worklog::Worklog::open(o.worklog);
@@ -175,6 +224,15 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   ctx.reference_s = &t->reference_s;
   for (std::size_t i = 0; i < m.problems.size(); ++i) ctx.floor_s[m.problems[i].key()] = t->floors[i].seconds;
   for (const auto& p : m.held_out) ctx.floor_s[p.key()] = floor_of(m.work_of(p), t->context.rates).seconds;
+  if (!t->gpus.empty()) {
+    // What is not spread over the GPUs (near-ties, the sanitizer, profiles) runs on the first.
+    pin_to_gpu(ctx.environment, t->gpus.front());
+    t->pool = std::make_unique<MeasuringPool>(ctx, o.worklog, t->gpus);
+    ctx.pool = t->pool.get();
+    out << "kiln: measuring on " << t->gpus.size() << " GPU" << (t->gpus.size() == 1 ? "" : "s") << ":";
+    for (const auto& g : t->gpus) out << " " << describe(g);
+    out << "\n";
+  }
   return t;
 }
 

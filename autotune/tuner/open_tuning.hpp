@@ -15,6 +15,8 @@
 #include "device_spec.hpp"
 #include "evaluate.hpp"
 #include "floors.hpp"
+#include "gpus.hpp"
+#include "measuring_pool.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "manifest.hpp"
 #include "preflight.hpp"
@@ -32,7 +34,7 @@ struct KernelTarget {
 KernelTarget load_target(const std::filesystem::path& manifest, const std::filesystem::path& device_file);
 
 // The device the probe finds, when it is the device file's; throws kiln::Error otherwise.
-DeviceInfo probe_matching(const Device& spec, const std::filesystem::path& probe);
+DeviceInfo probe_matching(const Device& spec, const std::filesystem::path& probe, const Environment& environment = {});
 
 // The device a context's floors are computed for, and their rates: the device of the context's
 // first session when the worklog has one (a re-run reproduces its record), else `probed`.
@@ -50,6 +52,8 @@ struct Tuning {
   DeviceInfo probed;
   Preflight preflight;
   std::optional<ClockLock> clock_lock;
+  std::vector<Observation> other_gpus_seen;  // the GPUs of --gpus after the first
+  std::vector<std::unique_ptr<ClockLock>> other_clock_locks;
   std::optional<worklog::Worklog> log;
   std::int64_t session_id = 0;
   ContextRates context;
@@ -59,6 +63,9 @@ struct Tuning {
   std::map<std::string, double> reference_s;  // the silence limit's memory of reference checks
   std::unique_ptr<OnDemandCompiler> compiler;  // with --compile-on-demand
   EvaluationContext ctx;
+  std::vector<Gpu> gpus;                  // kiln tune --gpus; empty: the one GPU as before
+  // With --gpus; declared last, so that its workers stop before the rest goes.
+  std::unique_ptr<MeasuringPool> pool;
 
   Tuning() = default;
   Tuning(const Tuning&) = delete;

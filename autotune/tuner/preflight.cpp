@@ -368,7 +368,7 @@ std::string backend_here() {
   return std::string(host->name);
 }
 
-Observation observe(const std::string& backend, const Device* spec) {
+Observation observe(const std::string& backend, const Device* spec, const std::optional<std::string>& gpu) {
   Observation seen;
   seen.backend = backend;
   seen.spec = spec;
@@ -385,7 +385,7 @@ Observation observe(const std::string& backend, const Device* spec) {
     seen.gpu_error = "nvidia-smi not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)";
     return seen;
   }
-  auto index = visible_gpu(seen.gpu_error);
+  auto index = gpu ? gpu : visible_gpu(seen.gpu_error);
   if (!index) return seen;
   seen.gpu_index = *index;
   const double limit_s = 30;

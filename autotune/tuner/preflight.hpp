@@ -98,9 +98,9 @@ Preflight judge(const Observation& seen);
 std::string backend_here();
 
 // Looks at this machine: the CPU always; the GPU when the backend's kernels run on an NVIDIA GPU
-// (kiln/model/backend.hpp). The GPU is the first of CUDA_VISIBLE_DEVICES, else 0 (nvidia-smi's
-// order, the PCI bus order).
-Observation observe(const std::string& backend, const Device* spec);
+// (kiln/model/backend.hpp). The GPU is `gpu` (nvidia-smi's index) when given, else the first of
+// CUDA_VISIBLE_DEVICES, else 0 (nvidia-smi's order, the PCI bus order).
+Observation observe(const std::string& backend, const Device* spec, const std::optional<std::string>& gpu = std::nullopt);
 
 // Locks the GPU's clocks at their maximum (nvidia-smi -lgc) and gives them back when destroyed
 // (-rgc). Needs root or the driver's permission; when refused, locked() is false and note() says why.

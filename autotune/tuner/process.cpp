@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -19,12 +20,52 @@ namespace kiln::tuner {
 namespace {
 
 volatile sig_atomic_t interrupted_by = 0;
-volatile pid_t current_child = 0;
+
+// The children running now, one slot each: several run at once when the tuner measures on
+// several GPUs. Lock-free atomics, so that the signal handler may read them.
+constexpr std::size_t kChildSlots = 256;
+std::atomic<pid_t> running[kChildSlots];
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+
+// A running child's slot, for as long as run_child watches it. Left early (an exception from a
+// line's handler, poll or waitpid failing), it kills the child's group and reaps it.
+class ChildSlot {
+ public:
+  explicit ChildSlot(pid_t pid) : pid_(pid) {
+    for (std::size_t i = 0; i < kChildSlots; ++i) {
+      pid_t empty = 0;
+      if (running[i].compare_exchange_strong(empty, pid)) {
+        slot_ = i;
+        return;
+      }
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    throw std::runtime_error("more than " + std::to_string(kChildSlots) + " child processes at once");
+  }
+  ~ChildSlot() {
+    if (!reaped_) {
+      kill(-pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    running[slot_].store(0);
+  }
+  ChildSlot(const ChildSlot&) = delete;
+  ChildSlot& operator=(const ChildSlot&) = delete;
+  void reaped() { reaped_ = true; }
+
+ private:
+  pid_t pid_;
+  std::size_t slot_ = 0;
+  bool reaped_ = false;
+};
 
 void on_interrupt(int signal) {
   interrupted_by = signal;
-  pid_t child = current_child;
-  if (child > 0) kill(-child, SIGKILL);
+  for (auto& slot : running) {
+    pid_t child = slot.load();
+    if (child > 0) kill(-child, SIGKILL);
+  }
 }
 
 constexpr std::size_t kStderrTail = 8192;
@@ -101,7 +142,13 @@ ChildResult run_child(const std::vector<std::string>& argv, std::chrono::duratio
   return run_child(argv, SilenceLimit([silence_limit] { return silence_limit; }), on_line);
 }
 
-int running_child() { return current_child; }
+std::vector<int> running_children() {
+  std::vector<int> pids;
+  for (const auto& slot : running) {
+    if (pid_t p = slot.load(); p > 0) pids.push_back(p);
+  }
+  return pids;
+}
 
 ChildResult run_child(const std::vector<std::string>& argv, const SilenceLimit& silence_limit,
                       const std::function<void(const std::string&)>& on_line, const Environment& environment) {
@@ -136,7 +183,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const SilenceLimit& 
     _exit(127);
   }
   setpgid(pid, pid);  // also from the parent, so the group exists before any kill(-pid)
-  current_child = pid;
+  ChildSlot slot(pid);
   out.close_write();
   err.close_write();
 
@@ -205,7 +252,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const SilenceLimit& 
   }
   // The group may hold grandchildren that outlived the child; they must not linger.
   kill(-pid, SIGKILL);
-  current_child = 0;
+  slot.reaped();
   if (interrupted_by != 0) throw Interrupted(interrupted_by);
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.limit_seconds = limit_s;

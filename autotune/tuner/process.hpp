@@ -61,7 +61,7 @@ ChildResult run_child(const std::vector<std::string>& argv, std::chrono::duratio
 ChildResult run_child(const std::vector<std::string>& argv, const SilenceLimit& silence_limit,
                       const std::function<void(const std::string&)>& on_line, const Environment& environment = {});
 
-// The child's pid while run_child runs one, else 0: for watching its CPU time.
-int running_child();
+// The pids of the children run_child runs now (from any thread): for watching their CPU time.
+std::vector<int> running_children();
 
 }  // namespace kiln::tuner

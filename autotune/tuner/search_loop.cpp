@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
+#include <set>
 #include <cmath>
 #include <ostream>
 #include <sstream>
 
 #include "attempt_writer.hpp"
+#include "measuring_pool.hpp"
 #include "numbers.hpp"
 
 namespace kiln::tuner {
@@ -25,12 +28,21 @@ class Progress {
       : out_(out), enabled_(enabled), tty_(isatty(STDOUT_FILENO) != 0), kernel_(std::move(kernel)), planned_(planned) {}
 
   void update(std::size_t done, std::size_t measured, const std::string& best, double seconds_per_measured,
-              std::size_t measured_left, const OnDemandCompiler* compiler) {
+              std::size_t measured_left, const OnDemandCompiler* compiler, const MeasuringPool* pool) {
     if (!enabled_) return;
     std::ostringstream line;
     line << "kiln: " << kernel_ << " " << done << "/" << planned_ << " (" << measured << " measured now";
     if (compiler != nullptr) line << ", " << compiler->total().compiled << " compiled";
     line << ")";
+    if (pool != nullptr) {
+      line << " [";
+      const char* sep = "";
+      for (const auto& [gpu, runs] : pool->runs_per_gpu()) {
+        line << sep << gpu << ": " << runs;
+        sep = ", ";
+      }
+      line << "]";
+    }
     if (!best.empty()) line << "  best " << best;
     if (measured_left > 0 && seconds_per_measured > 0) line << "  ETA " << duration_text(seconds_per_measured * measured_left);
     if (tty_) {
@@ -81,7 +93,6 @@ SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
   std::optional<std::size_t> best;
   std::optional<double> best_score;
   std::size_t done = 0;
-  double run_seconds = 0;
   // With compile on demand, a variant that has to run is compiled in one parallel batch with
   // every variant the search has committed to propose next that has to run too (for an
   // exhaustive search, the whole space at once); what the worklog holds is not compiled at all.
@@ -96,14 +107,42 @@ SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
         },
         &out);
   }
-  while (auto proposal = searcher.propose()) {
-    auto t0 = std::chrono::steady_clock::now();
-    VariantOutcome outcome = evaluate_variant(t.ctx, *proposal);
-    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (outcome.ran) {
-      ++result.ran;
-      run_seconds += took;
+  // On several GPUs: the proposal and the variants the search has committed to propose next are
+  // measured ahead, each on the first free GPU; a proposal measured ahead is taken when its turn
+  // comes, so the search observes in its own order.
+  MeasuringPool* pool = t.ctx.pool;
+  std::map<std::size_t, std::shared_future<VariantOutcome>> ahead;
+  std::set<std::size_t> from_worklog;  // needs no run: evaluated on this thread when proposed
+  auto send = [&](std::size_t v) {
+    if (t.compiler != nullptr) t.compiler->compile_for_run(v);
+    ahead.emplace(v, pool->evaluate(v));
+  };
+  auto fill = [&] {
+    const std::size_t depth = 2 * pool->size();
+    for (std::size_t v : searcher.upcoming(t.target.manifest.variants.size())) {
+      if (ahead.size() >= depth) break;
+      if (ahead.count(v) || from_worklog.count(v)) continue;
+      if (needs_run(t.ctx, v)) {
+        send(v);
+      } else {
+        from_worklog.insert(v);
+      }
     }
+  };
+  const auto started = std::chrono::steady_clock::now();
+  while (auto proposal = searcher.propose()) {
+    VariantOutcome outcome;
+    if (pool != nullptr && (ahead.count(*proposal) || needs_run(t.ctx, *proposal))) {
+      if (!ahead.count(*proposal)) send(*proposal);
+      fill();
+      auto it = ahead.find(*proposal);
+      outcome = it->second.get();
+      ahead.erase(it);
+      fill();
+    } else {
+      outcome = evaluate_variant(t.ctx, *proposal);
+    }
+    if (outcome.ran) ++result.ran;
     searcher.observe({*proposal, outcome.score});
     ++done;
 
@@ -122,8 +161,9 @@ SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
       if (floor.seconds) best_text += " (" + fixed(*best_score / *floor.seconds, 2) + "x floor)";
     }
     std::size_t left = searcher.planned() > done ? searcher.planned() - done : 0;
-    progress.update(done, result.ran, best_text, result.ran > 0 ? run_seconds / static_cast<double>(result.ran) : 0, left,
-                    t.compiler.get());
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    progress.update(done, result.ran, best_text, result.ran > 0 ? elapsed / static_cast<double>(result.ran) : 0, left,
+                    t.compiler.get(), pool);
     result.outcomes.push_back(std::move(outcome));
   }
   progress.finish();

@@ -49,6 +49,9 @@ struct TuneOptions {
   bool sanitize_required = false;  // an error when compute-sanitizer is not found (kiln tune --sanitize)
   int sanitize_runners_up = 0; // also sanitize this many runners-up of each bucket
   bool lock_clocks = false;    // lock the GPU's SM clock at its maximum for the session (nvidia-smi -lgc)
+  // CUDA: "all" or nvidia-smi indices ("0,2"): one measuring child per GPU (gpus.hpp); empty: the
+  // first GPU of CUDA_VISIBLE_DEVICES, as without the option.
+  std::string gpus;
   // Measure only this shard's share of the search and stop there: no record, no header (shard.hpp).
   std::optional<Shard> shard;
 };

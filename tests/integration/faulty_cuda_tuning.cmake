@@ -26,10 +26,13 @@ set(CMAKE_CUDA_ARCHITECTURES \"${CUDA_ARCHITECTURES}\" CACHE STRING \"\")
 set(KILN_TUNE_ARGS \"--sanitize;--sanitize-runners-up=3\" CACHE STRING \"\")
 ")
 # KILN_GPU=native: the device file is the one that describes the GPU here, whichever it is.
+# KILN_GPUS=all: measured by one worker per GPU of the machine (one on a machine with one GPU),
+# faults included; the build directory below tunes from the same worklog without it.
 kiln_run(COMMAND "${CMAKE_COMMAND}" -C "${WORK}/cuda.cmake" -S "${project}" -B "${build}" -G Ninja
          "-DCMAKE_PREFIX_PATH=${prefix}" -DKILN_TUNE=ON -DKILN_TUNE_BACKENDS=cuda -DKILN_GPU=native
-         "-DKILN_RECORDS_DIR=${WORK}/records" -DKILN_UPDATE_RECORDS=ON)
+         "-DKILN_RECORDS_DIR=${WORK}/records" -DKILN_UPDATE_RECORDS=ON -DKILN_GPUS=all)
 kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${build}" OUTPUT_VARIABLE out)
+kiln_expect("${out}" "kiln: measuring on [0-9]+ GPUs?: GPU 0 \\(" "the measuring workers, one per GPU")
 kiln_expect("${out}" "saxpy_faulty_cuda__FAULToverrun_THREADS256: compute-sanitizer found errors" "the gate")
 kiln_expect("${out}" "saxpy_faulty_cuda on [^\n]*: 12 evaluated, 3 passed, 3 wrong, 6 failed to build or run" "the tally")
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 #include <thread>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 
 using kiln::tuner::ChildResult;
 using kiln::tuner::run_child;
+using kiln::tuner::running_children;
 
 namespace {
 
@@ -21,6 +23,11 @@ ChildResult sh(const std::string& script, double limit_s, std::vector<std::strin
   return run_child({"/bin/sh", "-c", script}, std::chrono::duration<double>(limit_s), [&](const std::string& line) {
     if (lines != nullptr) lines->push_back(line);
   });
+}
+
+ChildResult sh_throwing(const std::string& script) {
+  return run_child({"/bin/sh", "-c", script}, std::chrono::seconds(60),
+                   [](const std::string&) { throw std::runtime_error("handler failed"); });
 }
 
 // Gone, or a zombie waiting for whoever adopted it to reap it: either way no longer running.
@@ -127,4 +134,34 @@ TEST_CASE("the child gets the environment it is given, on top of the tuner's") {
   CHECK(r.exited_cleanly());
   REQUIRE(lines.size() == 1);
   CHECK(lines[0] == "kept close");
+}
+
+TEST_CASE("children run from several threads at once are each watched, and each ends with its own result") {
+  // kiln tune --gpus runs one variant process per GPU, each from its own thread.
+  std::vector<int> seen_during;
+  std::vector<ChildResult> results(3);
+  std::vector<std::vector<std::string>> lines(3);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&, i] {
+      std::vector<std::string> args = {"/bin/sh", "-c", "sleep 0.6; echo child " + std::to_string(i) + "; exit " + std::to_string(i)};
+      results[i] = run_child(args, std::chrono::seconds(10), [&, i](const std::string& l) { lines[i].push_back(l); });
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  seen_during = running_children();
+  for (auto& t : threads) t.join();
+  CHECK(seen_during.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(results[i].exit_code == i);
+    CHECK(lines[i] == std::vector<std::string>{"child " + std::to_string(i)});
+  }
+  CHECK(running_children().empty());
+}
+
+TEST_CASE("a child left by an exception from its line handler is killed and reaped") {
+  auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(sh_throwing("echo first; exec sleep 30"), "handler failed");
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  CHECK(running_children().empty());
 }
