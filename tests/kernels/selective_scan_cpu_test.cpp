@@ -241,7 +241,7 @@ TEST_CASE("selective_scan cpu: the public function matches the fp64 reference", 
   }
 }
 
-TEST_CASE("selective_scan cpu: empty problems compute nothing; length 0 zeroes the final state", "[scan][cpu][api]") {
+TEST_CASE("selective_scan cpu: empty problems compute nothing, and length 0 zeroes the final state", "[scan][cpu][api]") {
   kiln::SelectiveScanParams p;
   p.state = 16;
   p.batch = 0;
@@ -300,7 +300,7 @@ TEST_CASE("selective_scan cpu: bad arguments throw SelectiveScanError naming the
   expect("C must be aligned", [&](auto& p) { p.C = shifted(p.C, 3); });
   expect("z must be aligned", [&](auto& p) { p.z = shifted(p.z, 2); });
   expect("y must be aligned", [&](auto& p) { p.y = const_cast<char*>(shifted(p.y, 2)); });
-  expect("A must be aligned (4 bytes)", [&](auto& p) { p.A = reinterpret_cast<const float*>(shifted(p.A, 2)); });
+  expect("A must be aligned to its element (4 bytes)", [&](auto& p) { p.A = reinterpret_cast<const float*>(shifted(p.A, 2)); });
   expect("D must be aligned", [&](auto& p) { p.D = reinterpret_cast<const float*>(shifted(p.D, 1)); });
   expect("delta_bias must be aligned", [&](auto& p) { p.delta_bias = reinterpret_cast<const float*>(shifted(p.delta_bias, 2)); });
   expect("final_state must be aligned", [&](auto& p) { p.final_state = reinterpret_cast<float*>(const_cast<char*>(shifted(p.final_state, 2))); });
