@@ -12,8 +12,10 @@
 
 #include "kernels_cuda_cases.hpp"
 #include "kiln/cuda_support.hpp"
+#include "kiln/selective_scan.hpp"
 #include "nbody_cuda.cuh"
 #include "problem_helpers.hpp"
+#include "selective_scan_cuda.cuh"
 #include "softmax_cuda.cuh"
 
 namespace kiln_test::cuda_cases {
@@ -65,6 +67,21 @@ struct NbodySplit {
 struct NbodyCluster {
   static constexpr int THREADS = 128, BODIES = 1, JSPLIT = 4, UNROLL = 8, CLUSTER = 8;
 };
+
+// selective_scan_cuda.space.json corners: the default (staged, one channel and state at a time),
+// four channels sharing B and C with two states interleaved (direct loads, the shortest chunk),
+// four states at once over 256 threads, one warp of 16 steps each (no shared-memory warp totals
+// but its own), and the longest chunk.
+template <int T, int I, int CH, int S, bool STAGED>
+struct ScanConfig {
+  static constexpr int THREADS = T, ITEMS = I, CHANNELS = CH, STATES = S;
+  static constexpr kiln::Choice LOAD{STAGED ? "staged" : "direct"};
+};
+using ScanDefault = ScanConfig<128, 8, 1, 1, true>;
+using ScanShared = ScanConfig<64, 4, 4, 2, false>;
+using ScanStates = ScanConfig<256, 4, 1, 4, true>;
+using ScanWarp = ScanConfig<32, 16, 1, 1, false>;
+using ScanLong = ScanConfig<128, 16, 1, 1, true>;
 
 class Stream {
  public:
@@ -139,6 +156,52 @@ std::vector<kiln::CheckResult> run_nbody(const kiln::Problem& p, std::uint64_t s
   enqueue(c.mode, [&](cudaStream_t s) { w.run<Config>(s); });
   tamper(w.output_device(), 4, c);
   return w.check();
+}
+
+kiln::scan::Shape scan_shape(std::int64_t batch, std::int64_t channels, std::int64_t length, std::int64_t state,
+                             std::int64_t groups, const std::string& dtype) {
+  kiln::Problem p;
+  p.set("batch", batch);
+  p.set("channels", channels);
+  p.set("length", length);
+  p.set("state", state);
+  p.set("groups", groups);
+  p.set("dtype", dtype);
+  return kiln::scan::shape_of(p);
+}
+
+kiln::scan::Options scan_options(int mask) {
+  kiln::scan::Options o;
+  o.z = mask & 1;
+  o.D = mask & 2;
+  o.delta_bias = mask & 4;
+  o.softplus = mask & 8;
+  o.final_state = mask & 16;
+  return o;
+}
+
+using ScanRunner = std::vector<kiln::CheckResult> (*)(const kiln::scan::Shape&, const kiln::scan::Options&, std::uint64_t,
+                                                       const Case&);
+
+template <class Config>
+std::vector<kiln::CheckResult> run_scan(const kiln::scan::Shape& s, const kiln::scan::Options& o, std::uint64_t seed,
+                                        const Case& c) {
+  kiln::scan::CudaWorkload w(s, seed, o);
+  w.poison();
+  enqueue(c.mode, [&](cudaStream_t stream) { w.run<Config>(stream); });
+  tamper(w.output_y(), s.dtype == kiln::ScanDType::fp32 ? 4 : 2, c);
+  return w.check();
+}
+
+const std::map<std::string, ScanRunner>& scan_runners() {
+  static const std::map<std::string, ScanRunner> runners{
+      {"THREADS128_ITEMS8_CHANNELS1_STATES1_LOADstaged", &run_scan<ScanDefault>},
+      {"THREADS64_ITEMS4_CHANNELS4_STATES2_LOADdirect", &run_scan<ScanShared>},
+      {"THREADS256_ITEMS4_CHANNELS1_STATES4_LOADstaged", &run_scan<ScanStates>},
+      {"THREADS32_ITEMS16_CHANNELS1_STATES1_LOADdirect", &run_scan<ScanWarp>},
+      {"THREADS128_ITEMS16_CHANNELS1_STATES1_LOADstaged", &run_scan<ScanLong>},
+  };
+  return runners;
 }
 
 // Elem: the host element (float, or std::uint16_t bf16 bits); DevT: the kernel's element type.
@@ -282,6 +345,167 @@ std::vector<kiln::CheckResult> softmax_case(const std::string& config, std::int6
 kiln::CheckResult softmax_phase_case(const std::string& config, std::int64_t rows, std::int64_t cols,
                                      const std::string& dtype, std::uint64_t seed) {
   return find_runner(softmax_runners(), config).phase(softmax_problem(rows, cols, dtype), seed);
+}
+
+std::vector<std::string> selective_scan_configs() { return names_of(scan_runners()); }
+
+std::vector<kiln::CheckResult> selective_scan_case(const std::string& config, std::int64_t batch, std::int64_t channels,
+                                                   std::int64_t length, std::int64_t state, std::int64_t groups,
+                                                   const std::string& dtype, int options, std::uint64_t seed,
+                                                   const Case& c) {
+  return find_runner(scan_runners(), config)(scan_shape(batch, channels, length, state, groups, dtype),
+                                             scan_options(options), seed, c);
+}
+
+namespace {
+
+// Device copies of a problem's inputs and outputs, drawn as the workloads draw them.
+struct ScanTensors {
+  kiln::scan::Shape s;
+  kiln::scan::Options o;
+  std::size_t io;
+  kiln::cuda::DeviceBuffer<unsigned char> u, delta, z, B, C, y;
+  kiln::cuda::DeviceBuffer<float> A, D, bias, h;
+
+  ScanTensors(const kiln::scan::Shape& shape, std::uint64_t seed)
+      : s(shape),
+        io(shape.dtype == kiln::ScanDType::fp32 ? 4 : 2),
+        u(bytes(s.elements())),
+        delta(bytes(s.elements())),
+        z(bytes(s.elements())),
+        B(bytes(s.bc_elements())),
+        C(bytes(s.bc_elements())),
+        y(bytes(s.elements())),
+        A(static_cast<std::size_t>(s.channels * s.state)),
+        D(static_cast<std::size_t>(s.channels)),
+        bias(static_cast<std::size_t>(s.channels)),
+        h(static_cast<std::size_t>(s.rows() * s.state)) {
+    using kiln::scan::Tensor;
+    put(u.get(), Tensor::u, s.elements(), true, seed);
+    put(delta.get(), Tensor::delta, s.elements(), true, seed);
+    put(z.get(), Tensor::z, s.elements(), true, seed);
+    put(B.get(), Tensor::B, s.bc_elements(), true, seed);
+    put(C.get(), Tensor::C, s.bc_elements(), true, seed);
+    put(A.get(), Tensor::A, s.channels * s.state, false, seed);
+    put(D.get(), Tensor::D, s.channels, false, seed);
+    put(bias.get(), Tensor::delta_bias, s.channels, false, seed);
+  }
+
+  std::size_t bytes(std::int64_t elements) const { return static_cast<std::size_t>(elements) * io + 16; }
+
+  void put(void* dst, kiln::scan::Tensor t, std::int64_t count, bool is_io, std::uint64_t seed) {
+    std::vector<unsigned char> host(static_cast<std::size_t>(count) * (is_io ? io : 4));
+    for (std::int64_t i = 0; i < count; ++i) {
+      const float v = kiln::scan::input_value(seed, t, i, s, o);
+      if (!is_io || io == 4) {
+        std::memcpy(host.data() + i * 4, &v, 4);
+      } else {
+        const std::uint16_t b = s.dtype == kiln::ScanDType::bf16 ? kiln::bf16_from_float(v) : kiln::f16_from_float(v);
+        std::memcpy(host.data() + i * 2, &b, 2);
+      }
+    }
+    KILN_CUDA_CHECK(cudaMemcpy(dst, host.data(), host.size(), cudaMemcpyHostToDevice));
+  }
+
+  kiln::SelectiveScanParams params() const {
+    kiln::SelectiveScanParams p;
+    p.u = u.get();
+    p.delta = delta.get();
+    p.A = A.get();
+    p.B = B.get();
+    p.C = C.get();
+    p.D = D.get();
+    p.z = z.get();
+    p.delta_bias = bias.get();
+    p.y = y.get();
+    p.final_state = h.get();
+    p.dtype = s.dtype;
+    p.batch = s.batch;
+    p.channels = s.channels;
+    p.length = s.length;
+    p.state = s.state;
+    p.groups = s.groups;
+    p.softplus = o.softplus;
+    return p;
+  }
+};
+
+// Bad arguments to the public function: what is spoiled, and what the message must contain.
+struct ScanBadArgument {
+  const char* expected;
+  void (*spoil)(kiln::SelectiveScanParams&);
+};
+const char* shifted(const void* p, int bytes) { return static_cast<const char*>(p) + bytes; }
+const ScanBadArgument kScanBadArguments[] = {
+    {"batch must be >= 0", [](kiln::SelectiveScanParams& p) { p.batch = -1; }},
+    {"channels must be >= 0", [](kiln::SelectiveScanParams& p) { p.channels = -1; }},
+    {"length must be >= 0", [](kiln::SelectiveScanParams& p) { p.length = -5; }},
+    {"state must be 1 .. 256", [](kiln::SelectiveScanParams& p) { p.state = 0; }},
+    {"state must be 1 .. 256", [](kiln::SelectiveScanParams& p) { p.state = 300; }},
+    {"groups must be >= 1", [](kiln::SelectiveScanParams& p) { p.groups = 0; }},
+    {"must divide channels", [](kiln::SelectiveScanParams& p) { p.groups = 3; }},
+    {"batch x channels must be below 2^31", [](kiln::SelectiveScanParams& p) { p.batch = std::int64_t{1} << 31; }},
+    {"u is null", [](kiln::SelectiveScanParams& p) { p.u = nullptr; }},
+    {"delta is null", [](kiln::SelectiveScanParams& p) { p.delta = nullptr; }},
+    {"A is null", [](kiln::SelectiveScanParams& p) { p.A = nullptr; }},
+    {"B is null", [](kiln::SelectiveScanParams& p) { p.B = nullptr; }},
+    {"C is null", [](kiln::SelectiveScanParams& p) { p.C = nullptr; }},
+    {"y is null", [](kiln::SelectiveScanParams& p) { p.y = nullptr; }},
+    {"u must be aligned", [](kiln::SelectiveScanParams& p) { p.u = shifted(p.u, 1); }},
+    {"B must be aligned", [](kiln::SelectiveScanParams& p) { p.B = shifted(p.B, 1); }},
+    {"z must be aligned", [](kiln::SelectiveScanParams& p) { p.z = shifted(p.z, 1); }},
+    {"y must be aligned", [](kiln::SelectiveScanParams& p) { p.y = const_cast<char*>(shifted(p.y, 1)); }},
+    {"A must be aligned", [](kiln::SelectiveScanParams& p) { p.A = reinterpret_cast<const float*>(shifted(p.A, 2)); }},
+    {"final_state must be aligned",
+     [](kiln::SelectiveScanParams& p) { p.final_state = reinterpret_cast<float*>(const_cast<char*>(shifted(p.final_state, 2))); }},
+};
+
+}  // namespace
+
+std::vector<kiln::CheckResult> selective_scan_api_case(std::int64_t batch, std::int64_t channels, std::int64_t length,
+                                                       std::int64_t state, std::int64_t groups, const std::string& dtype,
+                                                       std::uint64_t seed) {
+  ScanTensors t(scan_shape(batch, channels, length, state, groups, dtype), seed);
+  const std::int64_t n = t.s.elements();
+  if (t.io == 4) {
+    kiln::cuda::fill(reinterpret_cast<std::uint32_t*>(t.y.get()), n, kiln::poison::f32);
+  } else {
+    kiln::cuda::fill(reinterpret_cast<std::uint16_t*>(t.y.get()), n,
+                     t.s.dtype == kiln::ScanDType::bf16 ? kiln::poison::bf16 : kiln::poison::f16);
+  }
+  kiln::cuda::fill(reinterpret_cast<std::uint32_t*>(t.h.get()), t.s.rows() * t.s.state, kiln::poison::f32);
+  enqueue(Mode::stream, [&](cudaStream_t stream) { kiln::cuda::selective_scan(t.params(), stream); });
+  std::vector<float> h(static_cast<std::size_t>(t.s.rows() * t.s.state));
+  KILN_CUDA_CHECK(cudaMemcpy(h.data(), t.h.get(), h.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  std::vector<unsigned char> y(static_cast<std::size_t>(n) * t.io);
+  KILN_CUDA_CHECK(cudaMemcpy(y.data(), t.y.get(), y.size(), cudaMemcpyDeviceToHost));
+  if (t.io == 4) {
+    return kiln::scan::compare(t.s, t.o, seed, [&](std::int64_t i) {
+      float v;
+      std::memcpy(&v, y.data() + i * 4, 4);
+      return v;
+    }, h.data());
+  }
+  return kiln::scan::compare(t.s, t.o, seed, [&](std::int64_t i) {
+    std::uint16_t v;
+    std::memcpy(&v, y.data() + i * 2, 2);
+    return v;
+  }, h.data());
+}
+
+std::string selective_scan_api_error(int which, int& count, std::string& expected) {
+  count = static_cast<int>(std::size(kScanBadArguments));
+  const ScanBadArgument& bad = kScanBadArguments[which];
+  expected = bad.expected;
+  ScanTensors t(scan_shape(1, 4, 64, 16, 2, "bf16"), 3);
+  kiln::SelectiveScanParams p = t.params();
+  bad.spoil(p);
+  try {
+    enqueue(Mode::stream, [&](cudaStream_t stream) { kiln::cuda::selective_scan(p, stream); });
+  } catch (const kiln::SelectiveScanError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 std::vector<kiln::CheckResult> nbody_case(const std::string& config, std::int64_t n, std::uint64_t seed,

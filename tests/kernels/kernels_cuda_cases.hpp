@@ -40,6 +40,24 @@ std::vector<kiln::CheckResult> softmax_case(const std::string& config, std::int6
 kiln::CheckResult softmax_phase_case(const std::string& config, std::int64_t rows, std::int64_t cols,
                                      const std::string& dtype, std::uint64_t seed);
 
+// The selective scan: `options` is a mask of the optional parts (1 z, 2 D, 4 delta_bias,
+// 8 softplus, 16 final state; 31 all, the tuned workload's). The case's element and tamper apply to y.
+std::vector<std::string> selective_scan_configs();
+std::vector<kiln::CheckResult> selective_scan_case(const std::string& config, std::int64_t batch, std::int64_t channels,
+                                                   std::int64_t length, std::int64_t state, std::int64_t groups,
+                                                   const std::string& dtype, int options, std::uint64_t seed,
+                                                   const Case& c = {});
+// Runs kiln::cuda::selective_scan (the public function, through its tuned dispatch) on device
+// copies of the workload's inputs, everything optional given, and compares with the fp64 reference.
+std::vector<kiln::CheckResult> selective_scan_api_case(std::int64_t batch, std::int64_t channels, std::int64_t length,
+                                                       std::int64_t state, std::int64_t groups, const std::string& dtype,
+                                                       std::uint64_t seed);
+// The message of the SelectiveScanError kiln::cuda::selective_scan throws for bad argument
+// `which` (see kernels_cuda_cases.cu, kScanBadArguments), "" when it throws none; `count` gets
+// the number of bad arguments there are. Device buffers are real, so a call that wrongly passes
+// the checks would launch and not crash.
+std::string selective_scan_api_error(int which, int& count, std::string& expected);
+
 std::vector<kiln::CheckResult> nbody_case(const std::string& config, std::int64_t n, std::uint64_t seed,
                                           const Case& c = {});
 

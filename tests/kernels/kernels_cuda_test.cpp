@@ -1,11 +1,13 @@
-// The CUDA softmax and N-body workloads on a GPU: every test config passes its own check on tails
-// and odd shapes, directly on a stream and from a captured CUDA graph, and check() catches
-// unwritten, non-finite and wrong elements. Without a CUDA device the test exits with 77
+// The CUDA softmax, N-body and selective-scan workloads on a GPU: every test config passes its own
+// check on tails and odd shapes, directly on a stream and from a captured CUDA graph, and check()
+// catches unwritten, non-finite and wrong elements; the selective scan's public function computes
+// the same and rejects bad arguments. Without a CUDA device the test exits with 77
 // (reported as skipped).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "kernels_cuda_cases.hpp"
 #include "kiln_catch.hpp"
@@ -155,4 +157,101 @@ TEST_CASE("nbody cuda: check() catches unwritten, non-finite and wrong elements"
   CHECK(r.unwritten == 0);
   CHECK(r.non_finite == 0);
   CHECK(r.rel_l2 > 1e-4);
+}
+
+namespace {
+
+void require_scan_pass(const std::vector<kiln::CheckResult>& results, std::int64_t rows, std::int64_t length,
+                       std::int64_t state, const std::string& dtype, bool final_state) {
+  // The per-dtype tolerance of selective_scan_cuda.space.json ("tolerance").
+  const double tol = dtype == "bf16" ? 1e-2 : dtype == "fp16" ? 2e-3 : 2e-5;
+  REQUIRE(results.size() == (final_state ? 2u : 1u));
+  CHECK(results[0].output == "y");
+  CHECK(results[0].dtype == dtype);
+  CHECK(results[0].elements == static_cast<std::uint64_t>(rows * length));
+  CHECK(results[0].unwritten == 0);
+  CHECK(results[0].non_finite == 0);
+  CHECK(results[0].compared > 0);
+  CHECK(results[0].rel_l2 < tol);
+  if (final_state) {
+    CHECK(results[1].output == "final_state");
+    CHECK(results[1].elements == static_cast<std::uint64_t>(rows * state));
+    CHECK(results[1].unwritten == 0);
+    CHECK(results[1].non_finite == 0);
+    CHECK(results[1].rel_l2 < 2e-5);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("selective_scan cuda: configs pass on odd lengths, channel counts, groups and states", "[scan][cuda]") {
+  require_device();
+  // Lengths below, at and above a chunk, odd (1000, 3001, 4099) so that the last chunk ends inside
+  // a thread's steps; 97 and 33 channels leave a partial channel block; groups of 4 and 3 channels;
+  // state sizes that are no multiple of STATES (5, 7) and the largest (256).
+  const struct {
+    std::int64_t batch, channels, length, state, groups;
+    const char* dtype;
+  } shapes[] = {{2, 97, 1000, 16, 1, "bf16"}, {1, 8, 3001, 16, 2, "fp32"},  {3, 5, 1, 5, 1, "fp16"},
+                {1, 12, 4099, 7, 3, "fp32"},  {1, 33, 2049, 16, 1, "fp16"}, {1, 4, 300, 256, 1, "fp32"},
+                {1, 64, 8192, 16, 1, "bf16"}};
+  for (const std::string& config : cc::selective_scan_configs()) {
+    for (const auto& s : shapes) {
+      INFO(config << " " << s.batch << "x" << s.channels << "x" << s.length << " state " << s.state << " groups "
+                  << s.groups << " " << s.dtype);
+      require_scan_pass(cc::selective_scan_case(config, s.batch, s.channels, s.length, s.state, s.groups, s.dtype, 31,
+                                                40 + s.length),
+                        s.batch * s.channels, s.length, s.state, s.dtype, true);
+    }
+    for (int options = 0; options < 32; ++options) {
+      INFO(config << " options " << options);
+      require_scan_pass(cc::selective_scan_case(config, 2, 9, 1500, 16, 3, "fp32", options, 7 + options),
+                        18, 1500, 16, "fp32", options & 16);
+    }
+    cc::Case graph;
+    graph.mode = cc::Mode::graph;
+    require_scan_pass(cc::selective_scan_case(config, 1, 16, 1000, 16, 1, "bf16", 31, 3, graph), 16, 1000, 16, "bf16",
+                      true);
+  }
+}
+
+TEST_CASE("selective_scan cuda: check() catches unwritten, non-finite and wrong elements", "[scan][cuda]") {
+  require_device();
+  const std::string config = cc::selective_scan_configs().front();
+  for (const std::string dtype : {"fp32", "bf16"}) {
+    INFO(dtype);
+    cc::Case c;
+    c.element = 2 * 5 * 300 - 1;  // the last step of the last row
+    c.tamper = cc::Tamper::poison;
+    auto r = cc::selective_scan_case(config, 2, 5, 300, 16, 1, dtype, 31, 9, c);
+    CHECK(r[0].unwritten == 1);
+    c.tamper = cc::Tamper::nan;
+    r = cc::selective_scan_case(config, 2, 5, 300, 16, 1, dtype, 31, 9, c);
+    CHECK(r[0].non_finite == 1);
+    c.tamper = cc::Tamper::offset;
+    c.amount = 4.0f;  // |y| is about 0.1 to 1 here
+    r = cc::selective_scan_case(config, 2, 5, 300, 16, 1, dtype, 31, 9, c);
+    CHECK(r[0].unwritten == 0);
+    CHECK(r[0].rel_l2 > (dtype == "bf16" ? 1e-2 : 2e-5));
+  }
+}
+
+TEST_CASE("selective_scan cuda: the public function matches the fp64 reference", "[scan][cuda][api]") {
+  require_device();
+  require_scan_pass(cc::selective_scan_api_case(2, 97, 3001, 16, 1, "bf16", 5), 194, 3001, 16, "bf16", true);
+  require_scan_pass(cc::selective_scan_api_case(1, 12, 1000, 16, 4, "fp16", 6), 12, 1000, 16, "fp16", true);
+  require_scan_pass(cc::selective_scan_api_case(1, 7, 513, 9, 7, "fp32", 7), 7, 513, 9, "fp32", true);
+}
+
+TEST_CASE("selective_scan cuda: bad arguments throw SelectiveScanError naming the argument", "[scan][cuda][api]") {
+  require_device();
+  int count = 1;
+  for (int which = 0; which < count; ++which) {
+    std::string expected;
+    const std::string what = cc::selective_scan_api_error(which, count, expected);
+    INFO("bad argument " << which << ": expected \"" << expected << "\", got \"" << what << "\"");
+    CHECK(what.rfind("kiln::cuda::selective_scan: ", 0) == 0);
+    CHECK(what.find(expected) != std::string::npos);
+  }
+  CHECK(count >= 20);
 }
