@@ -15,6 +15,7 @@
 #include "nbody_cuda.cuh"
 #include "problem_helpers.hpp"
 #include "softmax_cuda.cuh"
+#include "topk_cuda.cuh"
 
 namespace kiln_test::cuda_cases {
 namespace {
@@ -64,6 +65,30 @@ struct NbodySplit {
 };
 struct NbodyCluster {
   static constexpr int THREADS = 128, BODIES = 1, JSPLIT = 4, UNROLL = 8, CLUSTER = 8;
+};
+
+// topk_cuda.space.json corners: the default (radix, 16 parts), radix with 8-bit digits over the
+// most parts, radix in one block per row, the warp selection in one block per row and over 64
+// parts (it runs the radix selection for k above 256).
+struct TopkRadixDefault {
+  static constexpr int THREADS = 256, BITS = 11, SPLIT = 16;
+  static constexpr kiln::Choice ALGO{"radix"};
+};
+struct TopkRadixWide {
+  static constexpr int THREADS = 512, BITS = 8, SPLIT = 256;
+  static constexpr kiln::Choice ALGO{"radix"};
+};
+struct TopkRadixRow {
+  static constexpr int THREADS = 128, BITS = 8, SPLIT = 1;
+  static constexpr kiln::Choice ALGO{"radix"};
+};
+struct TopkWarpRow {
+  static constexpr int THREADS = 128, BITS = 11, SPLIT = 1;
+  static constexpr kiln::Choice ALGO{"warp"};
+};
+struct TopkWarpSplit {
+  static constexpr int THREADS = 256, BITS = 11, SPLIT = 64;
+  static constexpr kiln::Choice ALGO{"warp"};
 };
 
 class Stream {
@@ -229,6 +254,26 @@ const std::map<std::string, Runner>& nbody_runners() {
   return runners;
 }
 
+template <class Config>
+std::vector<kiln::CheckResult> run_topk(const kiln::Problem& p, std::uint64_t seed, const Case& c) {
+  kiln::topk::CudaWorkload w(p, seed);
+  w.poison();
+  enqueue(c.mode, [&](cudaStream_t s) { w.run<Config>(s); });
+  tamper(w.values_device(), 4, c);
+  return w.check();
+}
+
+const std::map<std::string, Runner>& topk_runners() {
+  static const std::map<std::string, Runner> runners = {
+      {"THREADS256_ALGOradix_BITS11_SPLIT16", &run_topk<TopkRadixDefault>},
+      {"THREADS512_ALGOradix_BITS8_SPLIT256", &run_topk<TopkRadixWide>},
+      {"THREADS128_ALGOradix_BITS8_SPLIT1", &run_topk<TopkRadixRow>},
+      {"THREADS128_ALGOwarp_BITS11_SPLIT1", &run_topk<TopkWarpRow>},
+      {"THREADS256_ALGOwarp_BITS11_SPLIT64", &run_topk<TopkWarpSplit>},
+  };
+  return runners;
+}
+
 template <class Map>
 std::vector<std::string> names_of(const Map& m) {
   std::vector<std::string> names;
@@ -287,6 +332,14 @@ kiln::CheckResult softmax_phase_case(const std::string& config, std::int64_t row
 std::vector<kiln::CheckResult> nbody_case(const std::string& config, std::int64_t n, std::uint64_t seed,
                                           const Case& c) {
   return find_runner(nbody_runners(), config)(nbody_problem(n), seed, c);
+}
+
+std::vector<std::string> topk_configs() { return names_of(topk_runners()); }
+
+std::vector<kiln::CheckResult> topk_case(const std::string& config, std::int64_t rows, std::int64_t n, std::int64_t k,
+                                         const std::string& mode, const std::string& input, std::uint64_t seed,
+                                         const Case& c) {
+  return find_runner(topk_runners(), config)(topk_problem(rows, n, k, mode, input), seed, c);
 }
 
 }  // namespace kiln_test::cuda_cases
