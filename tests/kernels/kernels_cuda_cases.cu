@@ -17,6 +17,7 @@
 #include "problem_helpers.hpp"
 #include "selective_scan_cuda.cuh"
 #include "softmax_cuda.cuh"
+#include "topk_cuda.cuh"
 
 namespace kiln_test::cuda_cases {
 namespace {
@@ -82,6 +83,29 @@ using ScanShared = ScanConfig<64, 4, 4, 2, false>;
 using ScanStates = ScanConfig<256, 4, 1, 4, true>;
 using ScanWarp = ScanConfig<32, 16, 1, 1, false>;
 using ScanLong = ScanConfig<128, 16, 1, 1, true>;
+// topk_cuda.space.json corners: the default (radix, 16 parts), radix with 8-bit digits over the
+// most parts, radix in one block per row, the warp selection in one block per row and over 64
+// parts (it runs the radix selection for k above 256).
+struct TopkRadixDefault {
+  static constexpr int THREADS = 256, BITS = 11, SPLIT = 16;
+  static constexpr kiln::Choice ALGO{"radix"};
+};
+struct TopkRadixWide {
+  static constexpr int THREADS = 512, BITS = 8, SPLIT = 256;
+  static constexpr kiln::Choice ALGO{"radix"};
+};
+struct TopkRadixRow {
+  static constexpr int THREADS = 128, BITS = 8, SPLIT = 1;
+  static constexpr kiln::Choice ALGO{"radix"};
+};
+struct TopkWarpRow {
+  static constexpr int THREADS = 128, BITS = 11, SPLIT = 1;
+  static constexpr kiln::Choice ALGO{"warp"};
+};
+struct TopkWarpSplit {
+  static constexpr int THREADS = 256, BITS = 11, SPLIT = 64;
+  static constexpr kiln::Choice ALGO{"warp"};
+};
 
 class Stream {
  public:
@@ -288,6 +312,26 @@ const std::map<std::string, Runner>& nbody_runners() {
       {"THREADS128_BODIES1_JSPLIT1_UNROLL8_CLUSTER1", &run_nbody<NbodyPlain>},
       {"THREADS512_BODIES2_JSPLIT16_UNROLL8_CLUSTER1", &run_nbody<NbodySplit>},
       {"THREADS128_BODIES1_JSPLIT4_UNROLL8_CLUSTER8", &run_nbody<NbodyCluster>},
+  };
+  return runners;
+}
+
+template <class Config>
+std::vector<kiln::CheckResult> run_topk(const kiln::Problem& p, std::uint64_t seed, const Case& c) {
+  kiln::topk::CudaWorkload w(p, seed);
+  w.poison();
+  enqueue(c.mode, [&](cudaStream_t s) { w.run<Config>(s); });
+  tamper(w.values_device(), 4, c);
+  return w.check();
+}
+
+const std::map<std::string, Runner>& topk_runners() {
+  static const std::map<std::string, Runner> runners = {
+      {"THREADS256_ALGOradix_BITS11_SPLIT16", &run_topk<TopkRadixDefault>},
+      {"THREADS512_ALGOradix_BITS8_SPLIT256", &run_topk<TopkRadixWide>},
+      {"THREADS128_ALGOradix_BITS8_SPLIT1", &run_topk<TopkRadixRow>},
+      {"THREADS128_ALGOwarp_BITS11_SPLIT1", &run_topk<TopkWarpRow>},
+      {"THREADS256_ALGOwarp_BITS11_SPLIT64", &run_topk<TopkWarpSplit>},
   };
   return runners;
 }
@@ -511,6 +555,14 @@ std::string selective_scan_api_error(int which, int& count, std::string& expecte
 std::vector<kiln::CheckResult> nbody_case(const std::string& config, std::int64_t n, std::uint64_t seed,
                                           const Case& c) {
   return find_runner(nbody_runners(), config)(nbody_problem(n), seed, c);
+}
+
+std::vector<std::string> topk_configs() { return names_of(topk_runners()); }
+
+std::vector<kiln::CheckResult> topk_case(const std::string& config, std::int64_t rows, std::int64_t n, std::int64_t k,
+                                         const std::string& mode, const std::string& input, std::uint64_t seed,
+                                         const Case& c) {
+  return find_runner(topk_runners(), config)(topk_problem(rows, n, k, mode, input), seed, c);
 }
 
 }  // namespace kiln_test::cuda_cases

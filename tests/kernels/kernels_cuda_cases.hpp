@@ -61,4 +61,10 @@ std::string selective_scan_api_error(int which, int& count, std::string& expecte
 std::vector<kiln::CheckResult> nbody_case(const std::string& config, std::int64_t n, std::uint64_t seed,
                                           const Case& c = {});
 
+std::vector<std::string> topk_configs();
+// The tamper applies to the values output (element = row * k + j).
+std::vector<kiln::CheckResult> topk_case(const std::string& config, std::int64_t rows, std::int64_t n, std::int64_t k,
+                                         const std::string& mode, const std::string& input, std::uint64_t seed,
+                                         const Case& c = {});
+
 }  // namespace kiln_test::cuda_cases

@@ -1,7 +1,7 @@
-// The CUDA softmax, N-body and selective-scan workloads on a GPU: every test config passes its own
-// check on tails and odd shapes, directly on a stream and from a captured CUDA graph, and check()
-// catches unwritten, non-finite and wrong elements; the selective scan's public function computes
-// the same and rejects bad arguments. Without a CUDA device the test exits with 77
+// The CUDA softmax, N-body, selective-scan and top-k workloads on a GPU: every test config passes
+// its own check on tails and odd shapes, directly on a stream and from a captured CUDA graph, and
+// check() catches unwritten, non-finite and wrong elements; the selective scan's and top-k's public
+// functions compute the same and reject bad arguments. Without a CUDA device the test exits with 77
 // (reported as skipped).
 #include <cstdint>
 #include <cstdio>
@@ -254,4 +254,60 @@ TEST_CASE("selective_scan cuda: bad arguments throw SelectiveScanError naming th
     CHECK(what.find(expected) != std::string::npos);
   }
   CHECK(count >= 20);
+TEST_CASE("topk cuda: configs pass the exact check on odd shapes, both modes and inputs", "[topk][cuda]") {
+  require_device();
+  // k = 1, k = n, k not a power of two, k above the warp lists (radix fallback), prime n, parts
+  // shorter than k, many rows, the special input (NaN, infinities, signed zeros, ties).
+  const struct {
+    std::int64_t rows, n, k;
+  } shapes[] = {{1, 16384, 1},   {5, 4099, 37},    {3, 10007, 2048}, {2, 300007, 2048}, {170, 97, 96},
+                {1, 3000017, 255}, {64, 2048, 2048}, {1000, 1021, 1},  {7, 65537, 300},   {1, 1, 1}};
+  for (const std::string& config : cc::topk_configs()) {
+    for (const auto& s : shapes) {
+      for (const std::string mode : {"largest", "smallest"}) {
+        for (const std::string input : {"normal", "special"}) {
+          INFO(config << " rows=" << s.rows << " n=" << s.n << " k=" << s.k << " " << mode << " " << input);
+          const auto results = cc::topk_case(config, s.rows, s.n, s.k, mode, input, 23 + s.n);
+          REQUIRE(results.size() == 1);
+          CHECK(results[0].output == "topk");
+          CHECK(results[0].elements == static_cast<std::uint64_t>(s.rows * s.k));
+          CHECK(results[0].compared == results[0].elements);
+          CHECK(results[0].unwritten == 0);
+          CHECK(results[0].non_finite == 0);
+          CHECK(results[0].rel_l2 == 0.0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("topk cuda: the issue's shapes from a captured graph", "[topk][cuda]") {
+  require_device();
+  cc::Case graph;
+  graph.mode = cc::Mode::graph;
+  for (const std::string& config : cc::topk_configs()) {
+    INFO(config);
+    kiln::CheckResult r = cc::topk_case(config, 1024, 32768, 256, "largest", "normal", 3, graph)[0];
+    CHECK(r.unwritten == 0);
+    CHECK(r.rel_l2 == 0.0);
+    r = cc::topk_case(config, 1, std::int64_t{1} << 26, 1024, "largest", "normal", 4, graph)[0];
+    CHECK(r.unwritten == 0);
+    CHECK(r.rel_l2 == 0.0);
+  }
+}
+
+TEST_CASE("topk cuda: check() catches an unwritten and a wrong value", "[topk][cuda]") {
+  require_device();
+  const std::string config = cc::topk_configs().front();
+  cc::Case c;
+  c.element = 2 * 37 + 5;
+  c.tamper = cc::Tamper::poison;
+  kiln::CheckResult r = cc::topk_case(config, 3, 4099, 37, "largest", "normal", 6, c)[0];
+  CHECK(r.unwritten == 1);
+  c.tamper = cc::Tamper::offset;
+  c.amount = 1e-3f;
+  r = cc::topk_case(config, 3, 4099, 37, "largest", "normal", 6, c)[0];
+  CHECK(r.unwritten == 0);
+  CHECK(r.rel_l2 == 1.0);
+  CHECK(r.worst_at == 2 * 37 + 5);
 }

@@ -21,6 +21,17 @@ inline kiln::Problem nbody_problem(std::int64_t n) {
   return p;
 }
 
+inline kiln::Problem topk_problem(std::int64_t rows, std::int64_t n, std::int64_t k, const std::string& mode,
+                                  const std::string& input) {
+  kiln::Problem p;
+  p.set("rows", rows);
+  p.set("n", n);
+  p.set("k", k);
+  p.set("mode", mode);
+  p.set("input", input);
+  return p;
+}
+
 // The harness's default relative L2 tolerances by output dtype.
 inline double tolerance(const std::string& dtype) { return dtype == "bf16" ? 1e-2 : 1e-5; }
 

@@ -1,0 +1,178 @@
+// The CPU top-k workload: variants spanning the space pass their own exact check on odd shapes,
+// both modes and both inputs (special: NaN, infinities, signed zeros, ties), with rows split into
+// parts and not; the reference ranks as documented; check() catches unwritten entries, a wrong
+// tie order and a wrong value.
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kiln_catch.hpp"
+#include "problem_helpers.hpp"
+#include "topk_cpu.hpp"
+
+namespace {
+
+// Corners of topk_cpu.space.json.
+struct HeapSmallChunk {
+  static constexpr kiln::Choice ALGO{"heap"};
+  static constexpr int CHUNK = 16384, BLOCK = 16;
+  static constexpr const char* kiln_name = "topk_cpu__ALGOheap_CHUNK16384_BLOCK16";
+};
+struct BufferSmallChunk {
+  static constexpr kiln::Choice ALGO{"buffer"};
+  static constexpr int CHUNK = 16384, BLOCK = 64;
+  static constexpr const char* kiln_name = "topk_cpu__ALGObuffer_CHUNK16384_BLOCK64";
+};
+struct HeapLargeChunk {
+  static constexpr kiln::Choice ALGO{"heap"};
+  static constexpr int CHUNK = 262144, BLOCK = 64;
+  static constexpr const char* kiln_name = "topk_cpu__ALGOheap_CHUNK262144_BLOCK64";
+};
+struct BufferLargeChunk {
+  static constexpr kiln::Choice ALGO{"buffer"};
+  static constexpr int CHUNK = 262144, BLOCK = 16;
+  static constexpr const char* kiln_name = "topk_cpu__ALGObuffer_CHUNK262144_BLOCK16";
+};
+
+template <class Config>
+kiln::CheckResult run_and_check(std::int64_t rows, std::int64_t n, std::int64_t k, const std::string& mode,
+                                const std::string& input, std::uint64_t seed) {
+  kiln::topk::CpuWorkload w(kiln_test::topk_problem(rows, n, k, mode, input), seed);
+  w.poison();
+  w.template run<Config>();
+  auto results = w.check();
+  REQUIRE(results.size() == 1);
+  return results[0];
+}
+
+template <class Config>
+void check_shapes() {
+  // k = 1, k = n, k not a power of two, prime n, n shorter than a filter block, rows long enough
+  // to be split into parts (with 4 threads: 1 and 3 rows of more than 16384 columns), k = 2048.
+  const struct {
+    std::int64_t rows, n, k;
+  } shapes[] = {{1, 1, 1},      {5, 4099, 37},   {3, 1000, 1000}, {2, 300007, 2048}, {17, 97, 96},
+                {64, 1021, 1},  {1, 200003, 1000}, {3, 65537, 5},  {4, 15, 7}};
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(4);
+  for (const auto& s : shapes) {
+    for (const std::string mode : {"largest", "smallest"}) {
+      for (const std::string input : {"normal", "special"}) {
+        INFO(Config::kiln_name << " rows=" << s.rows << " n=" << s.n << " k=" << s.k << " " << mode << " " << input);
+        const kiln::CheckResult r = run_and_check<Config>(s.rows, s.n, s.k, mode, input, 4242 + s.n);
+        CHECK(r.output == "topk");
+        CHECK(r.elements == static_cast<std::uint64_t>(s.rows * s.k));
+        CHECK(r.compared == r.elements);
+        CHECK(r.unwritten == 0);
+        CHECK(r.non_finite == 0);
+        CHECK(r.rel_l2 == 0.0);
+      }
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
+}  // namespace
+
+TEST_CASE("topk cpu: variants across the space pass the exact check on odd shapes", "[topk][cpu]") {
+  check_shapes<HeapSmallChunk>();
+  check_shapes<BufferSmallChunk>();
+  check_shapes<HeapLargeChunk>();
+  check_shapes<BufferLargeChunk>();
+}
+
+TEST_CASE("topk cpu: the special input holds NaN, infinities, signed zeros and ties", "[topk][cpu]") {
+  int nan = 0, pinf = 0, ninf = 0, nzero = 0, pzero = 0, ints = 0;
+  for (std::int64_t c = 0; c < 4000; ++c) {
+    const float x = kiln::topk::input_value(9, 0, c, 4000, true);
+    const std::uint32_t u = kiln::bits_of(x);
+    if (std::isnan(x)) ++nan;
+    else if (x == INFINITY) ++pinf;
+    else if (x == -INFINITY) ++ninf;
+    else if (u == 0x80000000u) ++nzero;
+    else if (u == 0) ++pzero;
+    else if (x == std::nearbyint(x) && std::fabs(x) <= 8) ++ints;
+  }
+  CHECK(nan > 50);
+  CHECK(pinf > 50);
+  CHECK(ninf > 50);
+  CHECK(nzero > 50);
+  CHECK(pzero > 50);
+  CHECK(nan + pinf + ninf + nzero + pzero + ints == 4000);
+}
+
+TEST_CASE("topk cpu: the reference ranks NaN above +inf, -0 as +0, ties by lower index", "[topk][cpu]") {
+  const float qnan = std::numeric_limits<float>::quiet_NaN();
+  const float x[] = {1.0f, qnan, -INFINITY, INFINITY, -0.0f, 0.0f, -qnan, 1.0f};
+  using V = std::vector<std::int64_t>;
+  CHECK(kiln::topk::reference_row(x, 8, 8, false) == V{1, 6, 3, 0, 7, 4, 5, 2});
+  CHECK(kiln::topk::reference_row(x, 8, 8, true) == V{2, 4, 5, 0, 7, 3, 1, 6});
+  CHECK(kiln::topk::reference_row(x, 8, 3, true) == V{2, 4, 5});
+  CHECK(kiln::topk::reference_row(x, 8, 1, false) == V{1});
+}
+
+TEST_CASE("topk cpu: check() catches unwritten entries, a wrong tie order and a wrong value", "[topk][cpu]") {
+  // special input: about 100 NaNs and 100 +infs per row, then about 200 elements 8.0, so each
+  // row's top 300 ends in equal values whose order is decided by index.
+  const std::int64_t k = 300;
+  kiln::topk::CpuWorkload w(kiln_test::topk_problem(3, 4099, k, "largest", "special"), 5);
+  w.poison();
+  CHECK(w.check()[0].unwritten == 3 * k);
+  w.run<HeapSmallChunk>();
+  REQUIRE(w.check()[0].rel_l2 == 0.0);
+  auto& v = w.values();
+  auto& i = w.indices();
+
+  i[40] = kiln::topk::kPoisonIndex;
+  kiln::CheckResult r = w.check()[0];
+  CHECK(r.unwritten == 1);
+  CHECK(r.first_unwritten_at == 40);
+
+  w.run<HeapSmallChunk>();
+  // Two adjacent equal values (ties) swapped: same values, wrong order of indices.
+  std::int64_t at = -1;
+  for (std::int64_t j = k; j + 1 < 2 * k; ++j) {
+    if (kiln::bits_of(v[j]) == kiln::bits_of(v[j + 1]) && std::isfinite(v[j])) {
+      at = j;
+      break;
+    }
+  }
+  REQUIRE(at >= 0);
+  std::swap(i[at], i[at + 1]);
+  r = w.check()[0];
+  CHECK(r.unwritten == 0);
+  CHECK(r.rel_l2 == 1.0);
+  CHECK(r.worst_at == at);
+  std::swap(i[at], i[at + 1]);
+  REQUIRE(w.check()[0].rel_l2 == 0.0);
+
+  // The value one ulp off at its right index.
+  const std::int64_t last = 3 * k - 1;
+  REQUIRE(std::isfinite(v[last]));
+  v[last] = std::nextafter(v[last], INFINITY);
+  r = w.check()[0];
+  CHECK(r.rel_l2 == 1.0);
+  CHECK(r.worst_at == last);
+}
+
+TEST_CASE("topk cpu: rows beyond the full-check size compare a sample but examine every entry", "[topk][cpu]") {
+  const std::int64_t rows = 300, n = 65536, k = 10;  // 19.7M elements: above the full-check limit
+  kiln::topk::CpuWorkload w(kiln_test::topk_problem(rows, n, k, "largest", "normal"), 3);
+  w.poison();
+  w.run<BufferLargeChunk>();
+  kiln::CheckResult r = w.check()[0];
+  CHECK(r.elements == static_cast<std::uint64_t>(rows * k));
+  CHECK(r.compared == static_cast<std::uint64_t>(kiln::topk::kSampleRows * k));
+  CHECK(r.rel_l2 == 0.0);
+  // An index out of range in a row that is not compared is caught.
+  const auto picked = kiln::topk::rows_to_compare({rows, n, k, false, false}, 3);
+  std::int64_t skipped = 0;
+  while (std::find(picked.begin(), picked.end(), skipped) != picked.end()) ++skipped;
+  w.indices()[skipped * k] = n;
+  r = w.check()[0];
+  CHECK(r.rel_l2 == 1.0);
+}
