@@ -254,6 +254,8 @@ TEST_CASE("selective_scan cuda: bad arguments throw SelectiveScanError naming th
     CHECK(what.find(expected) != std::string::npos);
   }
   CHECK(count >= 20);
+}
+
 TEST_CASE("topk cuda: configs pass the exact check on odd shapes, both modes and inputs", "[topk][cuda]") {
   require_device();
   // k = 1, k = n, k not a power of two, k above the warp lists (radix fallback), prime n, parts
