@@ -58,6 +58,27 @@ __device__ __forceinline__ std::uint32_t step_address(std::uint32_t base, int st
   return (base ^ static_cast<std::uint32_t>((step & 3) << 5)) + static_cast<std::uint32_t>((step >> 2) * 128);
 }
 
+// The Q tile of a block whose rows are (query, head) pairs of one key/value head (packed grouped
+// query heads): row r is packed row row0 + r, query (row0 + r) / group, head
+// head_kv · group + (row0 + r) mod group. Loaded once per block, so each row's address is computed.
+template <class T, int kRows, class Element>
+__device__ __forceinline__ void load_packed_q(Element* smem, const Element* q_batch, const ForwardParams& p, int head_kv,
+                                              int row0, int rows_valid, int tid) {
+  constexpr int kRowsPerPass = T::kThreads / T::kChunksPerRow;
+  const int row = tid / T::kChunksPerRow;
+  const int chunk = tid % T::kChunksPerRow;
+#pragma unroll
+  for (int i = 0; i < kRows / kRowsPerPass; ++i) {
+    const int r = row + i * kRowsPerPass;
+    const bool valid = r < rows_valid;
+    const int packed_row = row0 + r;
+    const int query = packed_row / p.group;
+    const int head = head_kv * p.group + (packed_row - query * p.group);
+    const Element* src = q_batch + head * p.q_head_stride + query * p.q_seq_stride + chunk * 8;
+    ptx::cp_async_16(ptx::smem_address(smem + swizzle<T::kHeadDim>(r, chunk)), valid ? src : q_batch, valid);
+  }
+}
+
 __device__ __forceinline__ float quad_max(float x) {
   x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
   return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
@@ -89,18 +110,24 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
   int m_block = blockIdx.x - split * p.m_blocks;
   // Causal blocks lower in the matrix see more keys: start those first so the grid's tail is short.
   if constexpr (kCausal) m_block = p.m_blocks - 1 - m_block;
+  // Packed, blockIdx.y is the key/value head and a block's rows are (query, head) pairs of its
+  // group (ForwardParams::packed); otherwise it is the query head and rows are queries.
+  // Only PACK_GQA variants pack: the others keep one row per query at compile time.
+  const bool packed = T::kPackGqa && p.packed;
   const int head = blockIdx.y;
   const int batch = blockIdx.z;
-  const int head_kv = head / p.group;
+  const int head_kv = packed ? head : head / p.group;
+  const int rows_per_query = packed ? p.group : 1;  // block rows per query
 
   const int row0 = m_block * T::kBlockM;
-  const int rows_valid = min(T::kBlockM, p.seq_q - row0);
+  const int rows_valid = min(T::kBlockM, p.seq_q * rows_per_query - row0);
   const int diagonal = p.seq_k - p.seq_q;  // causal: query i sees keys j <= i + diagonal
+  const int first_query = row0 / rows_per_query;
 
   // Key tiles this block visits: [n_begin, n_end).
   int n_end = p.n_blocks;
   if constexpr (kCausal) {
-    const int last_col = row0 + rows_valid - 1 + diagonal;
+    const int last_col = (row0 + rows_valid - 1) / rows_per_query + diagonal;
     n_end = last_col < 0 ? 0 : min(p.n_blocks, last_col / T::kBlockN + 1);
   }
   const int n_begin = split * p.tiles_per_split;
@@ -153,7 +180,12 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
   if (n_tiles > 0) {
     // Prologue: Q (group 0), then key tiles 0 .. STAGES-2 (one group each, empty groups included,
     // so that "tile i is group i+1" holds for the wait below).
-    detail::load_tile<T, T::kBlockM>(sQ, q, static_cast<int>(p.q_seq_stride), rows_valid, tid);
+    if (packed) {
+      detail::load_packed_q<T, T::kBlockM>(sQ, static_cast<const Element*>(p.q) + batch * p.q_batch_stride, p, head_kv,
+                                           row0, rows_valid, tid);
+    } else {
+      detail::load_tile<T, T::kBlockM>(sQ, q, static_cast<int>(p.q_seq_stride), rows_valid, tid);
+    }
     ptx::cp_async_commit();
 #pragma unroll
     for (int s = 0; s < T::kStages - 1; ++s) {
@@ -232,7 +264,7 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
       // Only the tiles that hold such keys pay for the test.
       const int key0 = n_block * T::kBlockN;
       const bool tail_tile = key0 + T::kBlockN > p.seq_k;
-      const bool diagonal_tile = kCausal && key0 + T::kBlockN - 1 > row0 + diagonal;
+      const bool diagonal_tile = kCausal && key0 + T::kBlockN - 1 > first_query + diagonal;
       if (tail_tile || diagonal_tile) {
 #pragma unroll
         for (int mt = 0; mt < T::kMTiles; ++mt) {
@@ -240,9 +272,9 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
           for (int nt = 0; nt < T::kNTiles; ++nt) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-              const int row = row0 + warp_row0 + mt * 16 + g + (e / 2) * 8;
+              const int query = (row0 + warp_row0 + mt * 16 + g + (e / 2) * 8) / rows_per_query;
               const int col = key0 + nt * 8 + 2 * t + (e % 2);
-              const bool masked = col >= p.seq_k || (kCausal && col > row + diagonal);
+              const bool masked = col >= p.seq_k || (kCausal && col > query + diagonal);
               if (masked) s[mt][nt][e] = detail::kNegInf;
             }
           }
@@ -334,12 +366,26 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
 
   const std::int64_t rows_total = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seq_q;
   const std::int64_t row_base = (static_cast<std::int64_t>(batch) * p.heads_q + head) * p.seq_q + row0;
+  // Row `row` of the block as a row of the log-sum-exp and the split scratch, and its output.
+  auto out_row = [&](int row) -> std::int64_t {
+    if (!packed) return row_base + row;
+    const int query = (row0 + row) / p.group;
+    const int head_q = head_kv * p.group + (row0 + row - query * p.group);
+    return (static_cast<std::int64_t>(batch) * p.heads_q + head_q) * p.seq_q + query;
+  };
+  auto out_ptr = [&](int row) -> Element* {
+    Element* const o_batch = static_cast<Element*>(p.o) + batch * p.o_batch_stride;
+    if (!packed) return o_batch + head * p.o_head_stride + (row0 + row) * p.o_seq_stride;
+    const int query = (row0 + row) / p.group;
+    const int head_q = head_kv * p.group + (row0 + row - query * p.group);
+    return o_batch + head_q * p.o_head_stride + query * p.o_seq_stride;
+  };
 
   if (p.splits > 1) {
     // Partial result of this key range: normalised O and its log-sum-exp, fp32, straight from
     // the fragments (each quad writes 32 contiguous bytes of a row).
-    float* const o_part = p.o_partial + (split * rows_total + row_base) * D;
-    float* const lse_part = p.lse_partial + split * rows_total + row_base;
+    float* const o_part = p.o_partial + split * rows_total * D;
+    float* const lse_part = p.lse_partial + split * rows_total;
 #pragma unroll
     for (int mt = 0; mt < T::kMTiles; ++mt) {
 #pragma unroll
@@ -349,9 +395,9 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
 #pragma unroll
           for (int dt = 0; dt < T::kDTiles; ++dt) {
             const float2 val = make_float2(acc_o[mt][dt][2 * h] * inv_sum[mt][h], acc_o[mt][dt][2 * h + 1] * inv_sum[mt][h]);
-            *reinterpret_cast<float2*>(o_part + row * D + dt * 8 + 2 * t) = val;
+            *reinterpret_cast<float2*>(o_part + out_row(row) * D + dt * 8 + 2 * t) = val;
           }
-          if (t == 0) lse_part[row] = lse[mt][h];
+          if (t == 0) lse_part[out_row(row)] = lse[mt][h];
         }
       }
     }
@@ -371,12 +417,10 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
             ptx::pack2<Element>(acc_o[mt][dt][2 * h] * inv_sum[mt][h], acc_o[mt][dt][2 * h + 1] * inv_sum[mt][h]);
         *reinterpret_cast<std::uint32_t*>(sQ + swizzle<D>(row, dt) + 2 * t) = packed;
       }
-      if (p.lse != nullptr && t == 0 && row < rows_valid) p.lse[row_base + row] = lse[mt][h];
+      if (p.lse != nullptr && t == 0 && row < rows_valid) p.lse[out_row(row)] = lse[mt][h];
     }
   }
   __syncwarp();
-  Element* const o = static_cast<Element*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride +
-                     row0 * p.o_seq_stride;
   constexpr int kWarpChunks = T::kRowsPerWarp * T::kChunksPerRow;
 #pragma unroll
   for (int i = 0; i < kWarpChunks / 32; ++i) {
@@ -384,7 +428,7 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
     const int row = warp_row0 + c / T::kChunksPerRow;
     const int chunk = c % T::kChunksPerRow;
     if (row < rows_valid) {
-      *reinterpret_cast<uint4*>(o + row * p.o_seq_stride + chunk * 8) =
+      *reinterpret_cast<uint4*>(out_ptr(row) + chunk * 8) =
           *reinterpret_cast<const uint4*>(sQ + swizzle<D>(row, chunk));
     }
   }

@@ -20,6 +20,8 @@ struct SplitPlan {
   int tiles_per_split = 0;
 };
 
+inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
 // How many key ranges each query block's keys are cut into. Splitting pays only when the grid of
 // (batch, head, query block) leaves SMs idle: then aim for `split_target` blocks per SM, with at
 // least kMinTilesPerSplit key tiles per split and at most kMaxSplits splits.
@@ -45,13 +47,27 @@ inline std::size_t split_scratch_bytes(int batch, int heads_q, int seq_q, int he
   return static_cast<std::size_t>(splits) * rows * (static_cast<std::size_t>(head_dim) + 1) * sizeof(float);
 }
 
-inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+// A PACK_GQA variant packs the grouped-query heads into the query block whenever several query
+// heads share a key/value head (ForwardParams::packed).
+template <class Config>
+bool packs_group(const ForwardParams& p) {
+  return Traits<Config>::kPackGqa && p.group > 1;
+}
+
+// The grid's query blocks and its head dimension (query heads, or key/value heads when packed).
+template <class Config>
+void grid_rows(const ForwardParams& p, int& m_blocks, int& heads) {
+  const bool packed = packs_group<Config>(p);
+  m_blocks = ceil_div(packed ? p.seq_q * p.group : p.seq_q, Traits<Config>::kBlockM);
+  heads = packed ? p.heads_kv : p.heads_q;
+}
 
 template <class Config>
 SplitPlan plan_for(const ForwardParams& p, int sm_count) {
   using T = Traits<Config>;
-  return plan_splits(p.batch, p.heads_q, ceil_div(p.seq_q, T::kBlockM), ceil_div(p.seq_k, T::kBlockN),
-                     T::kSplitTarget, sm_count);
+  int m_blocks = 0, heads = 0;
+  grid_rows<Config>(p, m_blocks, heads);
+  return plan_splits(p.batch, heads, m_blocks, ceil_div(p.seq_k, T::kBlockN), T::kSplitTarget, sm_count);
 }
 
 // Scratch bytes the Config's plan asks for on this problem (0 when it does not split).
@@ -82,7 +98,7 @@ cudaError_t launch_forward(const ForwardParams& p, cudaStream_t stream) {
   auto kernel = attention_forward_kernel<T, Element, kCausal>;
   cudaError_t status = allow_smem(kernel, T::kSmemBytes, smem_ready);
   if (status != cudaSuccess) return status;
-  const dim3 grid(static_cast<unsigned>(p.m_blocks * p.splits), static_cast<unsigned>(p.heads_q),
+  const dim3 grid(static_cast<unsigned>(p.m_blocks * p.splits), static_cast<unsigned>(p.packed ? p.heads_kv : p.heads_q),
                   static_cast<unsigned>(p.batch));
   kernel<<<grid, T::kThreads, T::kSmemBytes, stream>>>(p);
   status = cudaGetLastError();
@@ -103,7 +119,9 @@ template <class Config>
 cudaError_t launch(ForwardParams p, AttentionDType dtype, bool causal, void* scratch, std::size_t scratch_bytes,
                    int sm_count, cudaStream_t stream) {
   using T = Traits<Config>;
-  p.m_blocks = ceil_div(p.seq_q, T::kBlockM);
+  int heads = 0;
+  p.packed = packs_group<Config>(p);
+  grid_rows<Config>(p, p.m_blocks, heads);
   p.n_blocks = ceil_div(p.seq_k, T::kBlockN);
   SplitPlan plan = plan_for<Config>(p, sm_count);
   const std::size_t need = split_scratch_bytes(p.batch, p.heads_q, p.seq_q, T::kHeadDim, plan.splits);

@@ -27,7 +27,12 @@ struct ForwardParams {
   float scale_log2 = 0.f;    // scale · log2(e): scores go through exp2
 
   // Grid shape, filled by the launcher.
-  int m_blocks = 0;          // ceil(seq_q / BLOCK_M)
+  // Grouped-query heads packed into the query block (decode: few queries, several query heads per
+  // key/value head): a block's rows are (query, head) pairs of one key/value head, row
+  // query · group + (head mod group), so each key/value tile is read once for the whole group and
+  // a block's rows are filled by the group rather than by few queries.
+  bool packed = false;
+  int m_blocks = 0;          // ceil(seq_q / BLOCK_M); packed: ceil(seq_q · group / BLOCK_M)
   int n_blocks = 0;          // ceil(seq_k / BLOCK_N)
   int splits = 1;            // key ranges per query block; > 1 writes partials, then combines
   int tiles_per_split = 0;   // key tiles per split (the last split may have fewer)

@@ -1,5 +1,5 @@
 // Everything the attention kernel derives from a variant's knobs (a Config with HEAD_DIM, BLOCK_M,
-// BLOCK_N, WARPS, STAGES, Q_REG_STEPS, SPLIT_TARGET), checked at compile time. The space files prune
+// BLOCK_N, WARPS, STAGES, Q_REG_STEPS, SPLIT_TARGET, PACK_GQA), checked at compile time. The space files prune
 // with the same formulas before anything is compiled; these asserts catch a Config written by hand.
 #pragma once
 #include <cstdint>
@@ -25,6 +25,9 @@ struct Traits {
   // the other steps are read from shared memory on every key tile.
   static constexpr int kQRegSteps = Config::Q_REG_STEPS;
   static constexpr int kSplitTarget = Config::SPLIT_TARGET;  // 0: never split the keys
+  // 1: a block's rows are (query, head) pairs of one key/value head's group of query heads, so
+  // each K/V tile serves the whole group (ForwardParams::packed); 0: rows are one head's queries.
+  static constexpr bool kPackGqa = Config::PACK_GQA != 0;
 
   // Derived.
   static constexpr int kThreads = kWarps * 32;
@@ -55,6 +58,7 @@ struct Traits {
   static_assert(kSmemBytes <= kMaxSmemPerBlock, "tiles exceed the largest shared memory of a block");
   static_assert(kQRegSteps >= 0 && kQRegSteps <= kKSteps, "Q_REG_STEPS must lie in [0, HEAD_DIM / 16]");
   static_assert(kSplitTarget >= 0 && kSplitTarget <= kMaxSplitTarget, "SPLIT_TARGET out of range");
+  static_assert(Config::PACK_GQA == 0 || Config::PACK_GQA == 1, "PACK_GQA is 0 or 1");
   static_assert(kAccRegs <= 224, "accumulators alone would exhaust the 255 registers of a thread");
 };
 

@@ -102,7 +102,9 @@ namespace attention_test {
 
 // Masks, tails (sizes off the tile grid), grouped-query heads, Sq < Sk and Sq > Sk (rows with no
 // key), both layouts, both element types, one-row and one-key problems, problems few enough
-// blocks to split, and two large problems checked on a GPU-reference sample.
+// blocks to split, decode (one or a few queries, groups of 4 and 8 query heads: packed by
+// PACK_GQA variants, split across blocks, a packed block holding rows of several queries under a
+// causal mask), and two large problems checked on a GPU-reference sample.
 inline std::vector<Case> variant_cases() {
   return {
       {1, 1, 1, 1, 1, "bf16", "full", "bshd"},
@@ -114,6 +116,10 @@ inline std::vector<Case> variant_cases() {
       {1, 8, 8, 256, 256, "bf16", "full", "bhsd"},
       {2, 8, 2, 513, 2049, "fp16", "causal", "bshd"},
       {1, 16, 16, 1024, 1024, "bf16", "full", "bhsd"},
+      {2, 8, 2, 1, 1000, "bf16", "full", "bshd"},
+      {1, 16, 2, 3, 777, "fp16", "causal", "bhsd"},
+      {3, 12, 4, 5, 4099, "bf16", "causal", "bshd"},
+      {1, 8, 2, 100, 300, "bf16", "causal", "bshd"},
   };
 }
 

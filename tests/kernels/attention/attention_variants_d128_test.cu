@@ -1,11 +1,11 @@
 // Head dimension 128: variants spanning every knob (tile sizes, warps, stages, Q fragments in
-// registers: none, part or all, key splitting) against the references, on every case of variant_cases().
+// registers: none, part or all, key splitting, grouped-query heads packed or not) against the references, on every case of variant_cases().
 #include "attention_config.hpp"
 #include "attention_test_support.cuh"
 
-KILN_ATTENTION_CONFIG(D128Default, 128, 128, 64, 8, 2, 8, 2);
-KILN_ATTENTION_CONFIG(D128WideN, 128, 64, 128, 4, 2, 8, 0);
-KILN_ATTENTION_CONFIG(D128TwoTiles, 128, 128, 32, 4, 3, 4, 1);
-KILN_ATTENTION_CONFIG(D128Small, 128, 64, 32, 4, 2, 0, 4);
+KILN_ATTENTION_CONFIG(D128Default, 128, 128, 64, 8, 2, 8, 2, 0);
+KILN_ATTENTION_CONFIG(D128WideN, 128, 64, 128, 4, 2, 8, 0, 1);
+KILN_ATTENTION_CONFIG(D128TwoTiles, 128, 128, 32, 4, 3, 4, 1, 0);
+KILN_ATTENTION_CONFIG(D128Small, 128, 64, 32, 4, 2, 0, 4, 1);
 
 int main() { return attention_test::run_variant_suite<128, D128Default, D128WideN, D128TwoTiles, D128Small>(); }

@@ -3,10 +3,10 @@
 #include "attention_config.hpp"
 #include "attention_test_support.cuh"
 
-KILN_ATTENTION_CONFIG(D64Default, 64, 128, 64, 4, 2, 0, 2);
-KILN_ATTENTION_CONFIG(D64QRegs, 64, 128, 64, 4, 2, 4, 2);
-KILN_ATTENTION_CONFIG(D64Small, 64, 64, 32, 4, 3, 2, 0);
-KILN_ATTENTION_CONFIG(D64WideN, 64, 128, 128, 8, 2, 0, 1);
-KILN_ATTENTION_CONFIG(D64NarrowN, 64, 128, 32, 4, 2, 0, 4);
+KILN_ATTENTION_CONFIG(D64Default, 64, 128, 64, 4, 2, 0, 2, 0);
+KILN_ATTENTION_CONFIG(D64QRegs, 64, 128, 64, 4, 2, 4, 2, 1);
+KILN_ATTENTION_CONFIG(D64Small, 64, 64, 32, 4, 3, 2, 0, 1);
+KILN_ATTENTION_CONFIG(D64WideN, 64, 128, 128, 8, 2, 0, 1, 0);
+KILN_ATTENTION_CONFIG(D64NarrowN, 64, 128, 32, 4, 2, 0, 4, 0);
 
 int main() { return attention_test::run_variant_suite<64, D64Default, D64QRegs, D64Small, D64WideN, D64NarrowN>(); }
