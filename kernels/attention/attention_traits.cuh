@@ -3,6 +3,7 @@
 // with the same formulas before anything is compiled; these asserts catch a Config written by hand.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 namespace kiln::attention {
 
@@ -12,6 +13,16 @@ inline constexpr int kMaxSplitTarget = 4;     // largest SPLIT_TARGET (blocks pe
 inline constexpr int kMaxSplits = 16;         // most key/value splits of one problem
 inline constexpr int kMinTilesPerSplit = 2;   // a split below two key tiles costs more than it gains
 inline constexpr int kMaxSmemPerBlock = 232448;  // sm_90 opt-in limit; the space prunes per device
+
+// PACK_GQA of a Config, 0 for a space without the knob (attention_d256 has not been tuned with it).
+template <class Config, class = void>
+struct PackGqaOf {
+  static constexpr int value = 0;
+};
+template <class Config>
+struct PackGqaOf<Config, std::void_t<decltype(Config::PACK_GQA)>> {
+  static constexpr int value = Config::PACK_GQA;
+};
 
 template <class Config>
 struct Traits {
@@ -27,7 +38,7 @@ struct Traits {
   static constexpr int kSplitTarget = Config::SPLIT_TARGET;  // 0: never split the keys
   // 1: a block's rows are (query, head) pairs of one key/value head's group of query heads, so
   // each K/V tile serves the whole group (ForwardParams::packed); 0: rows are one head's queries.
-  static constexpr bool kPackGqa = Config::PACK_GQA != 0;
+  static constexpr bool kPackGqa = PackGqaOf<Config>::value != 0;
 
   // Derived.
   static constexpr int kThreads = kWarps * 32;
@@ -58,7 +69,7 @@ struct Traits {
   static_assert(kSmemBytes <= kMaxSmemPerBlock, "tiles exceed the largest shared memory of a block");
   static_assert(kQRegSteps >= 0 && kQRegSteps <= kKSteps, "Q_REG_STEPS must lie in [0, HEAD_DIM / 16]");
   static_assert(kSplitTarget >= 0 && kSplitTarget <= kMaxSplitTarget, "SPLIT_TARGET out of range");
-  static_assert(Config::PACK_GQA == 0 || Config::PACK_GQA == 1, "PACK_GQA is 0 or 1");
+  static_assert(PackGqaOf<Config>::value == 0 || PackGqaOf<Config>::value == 1, "PACK_GQA is 0 or 1");
   static_assert(kAccRegs <= 224, "accumulators alone would exhaust the 255 registers of a thread");
 };
 
