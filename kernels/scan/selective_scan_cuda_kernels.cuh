@@ -47,10 +47,11 @@ struct CudaTraits {
   static constexpr int kPad = kItems >= 8 ? 4 : 0;
   static constexpr int kRow = kLanes * (kItems + kPad);  // floats of one staged state row
   // States staged at once: up to 5 KiB of B (and as much of C) per warp, 20 KiB per tensor at
-  // most, a multiple of STATES.
+  // most, and 16 at most (Mamba's state size: more only takes shared memory from other blocks),
+  // a multiple of STATES.
   static constexpr int kStageFloats = kWarps * 1280 < 5120 ? kWarps * 1280 : 5120;
-  static constexpr int kStageStates =
-      kStageFloats / kRow / kStates * kStates > kStates ? kStageFloats / kRow / kStates * kStates : kStates;
+  static constexpr int kStageFit = kStageFloats / kRow < 16 ? kStageFloats / kRow : 16;
+  static constexpr int kStageStates = kStageFit / kStates * kStates > kStates ? kStageFit / kStates * kStates : kStates;
 
   static_assert(kLanes == 8 || kLanes == 16 || kLanes == 32, "LANES must be 8, 16 or 32");
   static_assert(kItems == 4 || kItems == 8 || kItems == 16, "ITEMS must be 4, 8 or 16");
