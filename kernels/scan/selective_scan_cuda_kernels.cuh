@@ -1,19 +1,23 @@
-// CUDA selective scan: a chunked parallel scan of the Mamba-1 recurrence, fp32 math.
+// CUDA selective scan: each warp walks its channels' whole sequence in chunks; within a chunk the
+// steps are spread over the warp's lanes and joined by a warp scan, fp32 math.
 //
-// A block owns CHANNELS channels of one group of one batch and walks time in chunks of
-// THREADS x ITEMS steps; each thread holds ITEMS consecutive steps of every channel in registers.
-// Per chunk and per STATES states at a time (independent scans interleaved for latency):
-//   1. each thread turns its steps into pairs (a_t, b_t) = (exp(dt A), dt u B) and folds them in
-//      order into one pair, with the associative combine (a1, b1) o (a2, b2) = (a1 a2, a2 b1 + b2);
-//   2. the block scans those pairs: a warp's by shuffles, the warps' totals through shared
-//      memory; the state carried from the previous chunk enters as the first element, so each
-//      thread gets the state before its first step;
-//   3. each thread replays its steps from that state, h = a h + b, and accumulates y += C h.
-// The block's channels share every B and C load (one group). The block's last thread ends each
-// chunk with the chunk's final state, which it leaves in shared memory for the next chunk.
-// LOAD: `direct` reads each thread's consecutive steps from global memory (the L1 merges the
-// neighbours' reads); `staged` reads the chunk coalesced into shared memory and hands each thread
-// its steps from there (one more barrier pair per tensor).
+// A warp holds CHANNEL_LANES = 32 / LANES channels (one per lane group) and LANES time lanes:
+// lane = time_lane * CHANNEL_LANES + channel_lane, so neighbouring lanes are channels of the same
+// steps and read the same B and C. A thread owns ITEMS consecutive steps of one channel; a chunk
+// is LANES x ITEMS steps. Per chunk the thread computes dt (bias, softplus), dt u and D u once per
+// step, then for every state (STATES at a time, interleaved for latency):
+//   1. fold: (a_k, b_k) = (exp(dt_k A), dt_k u_k B_k) for its steps, b folded in order
+//      (b = a_k b + b_k) and a = exp(A sum dt) in one ex2; the a_k and b_k stay in registers;
+//   2. the warp scans the folded pairs over the time lanes (shuffles, the combine
+//      (a1, b1) o (a2, b2) = (a1 a2, a2 b1 + b2)), the state carried from the previous chunk
+//      entering first, so each lane gets the state before its first step;
+//   3. replay: h = a_k h + b_k, y_k += C_k h; the last time lane leaves h for the next chunk.
+// So every (step, state) costs one ex2, two multiplies and three FMAs, and every (step, channel)
+// its softplus and silu once. No barrier joins the scan: a warp's channels are its own. The block's
+// WARPS warps hold channels of one group and share B and C: per chunk and group of staged states,
+// the block copies B and C (converted to fp32) into shared memory once, and each thread reads its
+// steps with 16-byte loads that neighbouring lanes share. u, delta, z and y move as 16-byte
+// vectors where the rows allow (length a multiple of 16 bytes, aligned pointers).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -30,20 +34,31 @@ namespace kiln::scan {
 
 template <class Config>
 struct CudaTraits {
-  static constexpr int kThreads = Config::THREADS;
-  static constexpr int kItems = Config::ITEMS;        // consecutive steps per thread and chunk
-  static constexpr int kChannels = Config::CHANNELS;  // channels per block, sharing B and C
-  static constexpr int kStates = Config::STATES;      // states scanned together
-  static constexpr bool kStaged = Config::LOAD == "staged";
-  static constexpr int kWarps = kThreads / 32;
-  static constexpr int kChunk = kThreads * kItems;
-  static constexpr int kStage = kChunk + kChunk / 32;  // one pad word per 32 against bank conflicts
+  static constexpr int kLanes = Config::LANES;         // time lanes per warp
+  static constexpr int kItems = Config::ITEMS;         // consecutive steps per thread and chunk
+  static constexpr int kWarps = Config::WARPS;         // warps per block
+  static constexpr int kStates = Config::STATES;       // states folded, scanned and replayed together
+  static constexpr int kChannelLanes = 32 / kLanes;    // channels per warp
+  static constexpr int kChannels = kWarps * kChannelLanes;  // channels per block, sharing B and C
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kChunk = kLanes * kItems;
+  // A thread's steps in shared memory are padded by 16 bytes per thread from 8 steps up, so that
+  // the eight time lanes of a quarter warp read distinct banks.
+  static constexpr int kPad = kItems >= 8 ? 4 : 0;
+  static constexpr int kRow = kLanes * (kItems + kPad);  // floats of one staged state row
+  // States staged at once: up to 5 KiB of B (and as much of C) per warp, 20 KiB per tensor at
+  // most, and 16 at most (Mamba's state size: more only takes shared memory from other blocks),
+  // a multiple of STATES.
+  static constexpr int kStageFloats = kWarps * 1280 < 5120 ? kWarps * 1280 : 5120;
+  static constexpr int kStageFit = kStageFloats / kRow < 16 ? kStageFloats / kRow : 16;
+  static constexpr int kStageStates = kStageFit / kStates * kStates > kStates ? kStageFit / kStates * kStates : kStates;
 
-  static_assert(kThreads % 32 == 0 && kThreads >= 32 && kThreads <= 1024, "THREADS: whole warps, up to 1024");
-  static_assert(kItems >= 1 && kItems <= 32, "ITEMS must be 1..32");
-  static_assert(kChannels >= 1 && kChannels <= 8, "CHANNELS must be 1..8");
-  static_assert(kStates >= 1 && kStates <= 8, "STATES must be 1..8");
-  static_assert(Config::LOAD == "direct" || Config::LOAD == "staged", "LOAD: direct or staged");
+  static_assert(kLanes == 8 || kLanes == 16 || kLanes == 32, "LANES must be 8, 16 or 32");
+  static_assert(kItems == 4 || kItems == 8 || kItems == 16, "ITEMS must be 4, 8 or 16");
+  static_assert(kWarps >= 1 && kWarps <= 8, "WARPS must be 1..8");
+  static_assert(kStates >= 1 && kStates <= 4, "STATES must be 1..4");
+  static_assert(kChannels <= 8, "at most 8 channels per block (their carried states share 8 KiB)");
+  static_assert(kStageStates * kRow <= 5120, "a staged tensor takes at most 20 KiB");
 };
 
 namespace cuda_detail {
@@ -63,54 +78,117 @@ __device__ __forceinline__ T from_float(float x) {
   }
 }
 
-__device__ __forceinline__ int padded(int i) { return i + i / 32; }
+// One MUFU.EX2: 2^x, flushing results below 2^-126 to 0 (a state that decays that far is gone).
+__device__ __forceinline__ float ex2(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
 
-// The thread's ITEMS consecutive steps of `row` from step t0 (0 beyond the row's end).
-template <class Tr, class T>
-__device__ __forceinline__ void load_steps(const T* row, std::int64_t t0, std::int64_t length, float (&v)[Tr::kItems],
-                                           float* stage) {
-  const int tid = static_cast<int>(threadIdx.x);
-  if constexpr (Tr::kStaged) {
+// A vector of `Bytes` bytes (8 or 16) as one load or store.
+template <int Bytes>
+using Raw = std::conditional_t<Bytes == 16, uint4, uint2>;
+
+// softplus(x) = max(x, 0) + log1p(e), e = exp(-|x|) in (0, 1], without branches: log1p(e) =
+// 2 atanh(s), s = e / (2 + e) in (0, 1/3], by its series to s^11 (the first term left out is below
+// 1.5e-7 of the sum). Two MUFU ops (ex2, rcp) and about a dozen FMA-pipe ones, where log1pf costs
+// about 25 and a branch; within 1e-6 of the fp64 value wherever dt matters.
+__device__ __forceinline__ float softplus(float x) {
+  constexpr float kLog2e = 1.4426950408889634f;
+  const float e = ex2(-fabsf(x) * kLog2e);
+  const float s = __fdividef(e, 2.0f + e);
+  const float w = s * s;
+  float p = 1.0f / 11.0f;
+  p = p * w + 1.0f / 9.0f;
+  p = p * w + 1.0f / 7.0f;
+  p = p * w + 1.0f / 5.0f;
+  p = p * w + 1.0f / 3.0f;
+  p = p * w + 1.0f;
+  return (2.0f * s) * p + fmaxf(x, 0.0f);
+}
+
+__device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
+
+// Steps t .. t+I-1 of `row` as floats, 0 past `length`. `vec`: the row and t allow vectors of
+// min(16, I x size) bytes and length is a multiple of 16 bytes, so a vector is wholly in or out.
+template <int I, class T>
+__device__ __forceinline__ void load_items(const T* row, std::int64_t t, std::int64_t length, bool vec,
+                                           float (&v)[I]) {
+  constexpr int kBytes = I * static_cast<int>(sizeof(T)) < 16 ? I * static_cast<int>(sizeof(T)) : 16;
+  constexpr int kPer = kBytes / static_cast<int>(sizeof(T));
+  if (vec) {
 #pragma unroll
-    for (int k = 0; k < Tr::kItems; ++k) {
-      const int i = k * Tr::kThreads + tid;
-      stage[padded(i)] = t0 + i < length ? to_float(row[t0 + i]) : 0.0f;
+    for (int q = 0; q < I; q += kPer) {
+      alignas(16) T e[kPer];
+      if (t + q < length) {
+        *reinterpret_cast<Raw<kBytes>*>(e) = __ldg(reinterpret_cast<const Raw<kBytes>*>(row + t + q));
+#pragma unroll
+        for (int k = 0; k < kPer; ++k) v[q + k] = to_float(e[k]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kPer; ++k) v[q + k] = 0.0f;
+      }
     }
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < Tr::kItems; ++k) v[k] = stage[padded(tid * Tr::kItems + k)];
-    __syncthreads();
   } else {
 #pragma unroll
-    for (int k = 0; k < Tr::kItems; ++k) {
-      const std::int64_t t = t0 + tid * Tr::kItems + k;
-      v[k] = t < length ? to_float(row[t]) : 0.0f;
+    for (int k = 0; k < I; ++k) v[k] = t + k < length ? to_float(row[t + k]) : 0.0f;
+  }
+}
+
+// Stores steps t .. t+I-1 of `row` that lie before `length`; `vec` as for load_items.
+template <int I, class T>
+__device__ __forceinline__ void store_items(T* row, std::int64_t t, std::int64_t length, bool vec, const float (&v)[I]) {
+  constexpr int kBytes = I * static_cast<int>(sizeof(T)) < 16 ? I * static_cast<int>(sizeof(T)) : 16;
+  constexpr int kPer = kBytes / static_cast<int>(sizeof(T));
+  if (vec) {
+#pragma unroll
+    for (int q = 0; q < I; q += kPer) {
+      if (t + q >= length) break;
+      alignas(16) T e[kPer];
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) e[k] = from_float<T>(v[q + k]);
+      *reinterpret_cast<Raw<kBytes>*>(row + t + q) = *reinterpret_cast<const Raw<kBytes>*>(e);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < I; ++k) {
+      if (t + k < length) row[t + k] = from_float<T>(v[k]);
     }
   }
 }
 
-// Stores the thread's steps (those before the row's end); every thread of the block calls it.
+// Copies rows n0 .. n0+kStageStates-1 of B or C (`bc`, [state][length]) over the chunk's steps
+// t0 .. t0+kChunk-1 into `stage` as fp32, [row][padded step]; 0 for rows past `state` and steps
+// past `length`. Every thread of the block takes part.
 template <class Tr, class T>
-__device__ __forceinline__ void store_steps(T* row, std::int64_t t0, std::int64_t length, const float (&v)[Tr::kItems],
-                                            float* stage, bool active) {
+__device__ __forceinline__ void stage_rows(const T* bc, std::int64_t n0, std::int64_t state, std::int64_t t0,
+                                           std::int64_t length, bool vec, float* stage) {
+  constexpr int kVec = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte load
+  constexpr int kPerRow = Tr::kChunk / kVec;
   const int tid = static_cast<int>(threadIdx.x);
-  if constexpr (Tr::kStaged) {
+  if (vec) {
+    for (int i = tid; i < Tr::kStageStates * kPerRow; i += Tr::kThreads) {
+      const int r = i / kPerRow, p = i % kPerRow * kVec;
+      alignas(16) T e[kVec];
+      float f[kVec];
+      if (n0 + r < state && t0 + p < length) {
+        *reinterpret_cast<uint4*>(e) = __ldg(reinterpret_cast<const uint4*>(bc + (n0 + r) * length + t0 + p));
 #pragma unroll
-    for (int k = 0; k < Tr::kItems; ++k) stage[padded(tid * Tr::kItems + k)] = v[k];
-    __syncthreads();
-    if (active) {
+        for (int k = 0; k < kVec; ++k) f[k] = to_float(e[k]);
+      } else {
 #pragma unroll
-      for (int k = 0; k < Tr::kItems; ++k) {
-        const int i = k * Tr::kThreads + tid;
-        if (t0 + i < length) row[t0 + i] = from_float<T>(stage[padded(i)]);
+        for (int k = 0; k < kVec; ++k) f[k] = 0.0f;
       }
-    }
-    __syncthreads();
-  } else if (active) {
+      // kVec steps never cross a thread's segment: kVec divides ITEMS wherever the pad is used.
+      float* dst = stage + r * Tr::kRow + p + p / Tr::kItems * Tr::kPad;
 #pragma unroll
-    for (int k = 0; k < Tr::kItems; ++k) {
-      const std::int64_t t = t0 + tid * Tr::kItems + k;
-      if (t < length) row[t] = from_float<T>(v[k]);
+      for (int k = 0; k < kVec; k += 4) *reinterpret_cast<float4*>(dst + k) = make_float4(f[k], f[k + 1], f[k + 2], f[k + 3]);
+    }
+  } else {
+    for (int i = tid; i < Tr::kStageStates * Tr::kChunk; i += Tr::kThreads) {
+      const int r = i / Tr::kChunk, p = i % Tr::kChunk;
+      const bool in = n0 + r < state && t0 + p < length;
+      stage[r * Tr::kRow + p + p / Tr::kItems * Tr::kPad] = in ? to_float(bc[(n0 + r) * length + t0 + p]) : 0.0f;
     }
   }
 }
@@ -118,153 +196,172 @@ __device__ __forceinline__ void store_steps(T* row, std::int64_t t0, std::int64_
 }  // namespace cuda_detail
 
 template <class Config, class T>
-__global__ void __launch_bounds__(Config::THREADS) selective_scan_kernel(ScanArgs<T> a, std::int64_t blocks_per_group) {
+__global__ void __launch_bounds__(CudaTraits<Config>::kThreads)
+    selective_scan_kernel(ScanArgs<T> a, std::int64_t blocks_per_group) {
   using Tr = CudaTraits<Config>;
   using namespace cuda_detail;
-  constexpr int I = Tr::kItems, CH = Tr::kChannels, S = Tr::kStates, W = Tr::kWarps;
+  constexpr int I = Tr::kItems, S = Tr::kStates, TL = Tr::kLanes, CL = Tr::kChannelLanes;
   constexpr float kLog2e = 1.4426950408889634f;
-  __shared__ float stage[Tr::kStaged ? Tr::kStage : 1];
-  __shared__ float warp_a[2][S][CH][W], warp_b[2][S][CH][W];
-  __shared__ float carry[2][CH][kMaxScanState];  // the state entering a chunk, by chunk parity
+  // [B rows][C rows][carried state of each block channel and state]
+  extern __shared__ float4 smem4[];
+  float* const sB = reinterpret_cast<float*>(smem4);
+  float* const sC = sB + Tr::kStageStates * Tr::kRow;
+  float* const carry = sC + Tr::kStageStates * Tr::kRow;
 
-  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  const int j = lane / CL;                                   // time lane
+  const int cb = tid / 32 * CL + lane % CL;                  // channel within the block
   const std::int64_t L = a.length, N = a.state;
   const std::int64_t per_group = a.channels / a.groups;
   const std::int64_t unit = blockIdx.x;
   const std::int64_t b = unit / (a.groups * blocks_per_group);
   const std::int64_t g = unit / blocks_per_group % a.groups;
-  const std::int64_t d0 = g * per_group + unit % blocks_per_group * CH;
+  const std::int64_t d0 = g * per_group + unit % blocks_per_group * Tr::kChannels;
   const std::int64_t group_end = g * per_group + per_group;
   const T* Bg = a.B + (b * a.groups + g) * N * L;
   const T* Cg = a.C + (b * a.groups + g) * N * L;
 
-  // Channels past the group's end compute on the last valid channel and store nothing.
-  std::int64_t d[CH];
-  bool valid[CH];
-  float Dd[CH], bias[CH];
-#pragma unroll
-  for (int c = 0; c < CH; ++c) {
-    valid[c] = d0 + c < group_end;
-    d[c] = valid[c] ? d0 + c : group_end - 1;
-    Dd[c] = a.D ? a.D[d[c]] : 0.0f;
-    bias[c] = a.delta_bias ? a.delta_bias[d[c]] : 0.0f;
-  }
-  for (int i = tid; i < CH * N; i += Tr::kThreads) carry[0][i / N][i % N] = 0.0f;
-  __syncthreads();
+  // A channel past the group's end computes on the group's last channel and stores nothing.
+  const bool valid = d0 + cb < group_end;
+  const std::int64_t d = valid ? d0 + cb : group_end - 1;
+  const float Dd = a.D ? a.D[d] : 0.0f;
+  const float bias = a.delta_bias ? a.delta_bias[d] : 0.0f;
+  const std::int64_t row = (b * a.channels + d) * L;
+  const float* Ad = a.A + d * N;
+  float* const my_carry = carry + cb * N;
+  const bool vec = L % (16 / static_cast<int>(sizeof(T))) == 0 && aligned16(a.u) && aligned16(a.delta) &&
+                   (a.z == nullptr || aligned16(a.z)) && aligned16(a.y) && aligned16(a.B) && aligned16(a.C);
 
-  int parity = 0;
-  int q = 0;  // warp-total buffer, alternating per state group (one barrier per group)
-  for (std::int64_t t0 = 0; t0 < L; t0 += Tr::kChunk, parity ^= 1) {
-    float u[CH][I], dt[CH][I], y[CH][I];
-#pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      const std::int64_t row = (b * a.channels + d[c]) * L;
-      load_steps<Tr>(a.u + row, t0, L, u[c], stage);
-      load_steps<Tr>(a.delta + row, t0, L, dt[c], stage);
+  for (int i = tid; i < Tr::kChannels * N; i += Tr::kThreads) carry[i] = 0.0f;
+
+  for (std::int64_t t0 = 0; t0 < L; t0 += Tr::kChunk) {
+    const std::int64_t t = t0 + j * I;  // the thread's first step
+    const bool tail = t0 + Tr::kChunk > L;  // the chunk passes the sequence's end
+    float dt[I], dtu[I], y[I];
+    float sum_dt = 0.0f;
+    {
+      float u[I];
+      load_items<I>(a.u + row, t, L, vec, u);
+      load_items<I>(a.delta + row, t, L, vec, dt);
 #pragma unroll
       for (int k = 0; k < I; ++k) {
-        float x = dt[c][k] + bias[c];
-        if (a.softplus) x = x <= 20.0f ? log1pf(__expf(x)) : x;
-        // Steps past the end are the identity (a, b) = (1, 0): the last thread's state stays final.
-        dt[c][k] = t0 + tid * I + k < L ? x : 0.0f;
-        y[c][k] = 0.0f;
+        float x = dt[k] + bias;
+        if (a.softplus) x = softplus(x);
+        // Steps past the end are the identity (a, b) = (1, 0): the carried state stays final.
+        if (tail) x = t + k < L ? x : 0.0f;
+        dt[k] = x;
+        dtu[k] = x * u[k];
+        y[k] = Dd * u[k];
+        sum_dt += x;
       }
     }
-    for (std::int64_t n0 = 0; n0 < N; n0 += S, q ^= 1) {
-      float Bv[S][I], Cv[S][I];
-#pragma unroll
-      for (int s = 0; s < S; ++s) {
-        const std::int64_t n = n0 + s < N ? n0 + s : N - 1;
-        load_steps<Tr>(Bg + n * L, t0, L, Bv[s], stage);
-        load_steps<Tr>(Cg + n * L, t0, L, Cv[s], stage);
-        if (n0 + s >= N) {
-#pragma unroll
-          for (int k = 0; k < I; ++k) Bv[s][k] = Cv[s][k] = 0.0f;  // a padded state stays 0
-        }
-      }
-      float da[CH][S][I];  // exp(dt A) of every step, kept for the replay
-      float agg_a[CH][S], agg_b[CH][S];
-#pragma unroll
-      for (int c = 0; c < CH; ++c) {
+    for (std::int64_t n0 = 0; n0 < N; n0 += Tr::kStageStates) {
+      __syncthreads();  // the previous group's rows are read (and, first, the carried states zeroed)
+      stage_rows<Tr>(Bg, n0, N, t0, L, vec, sB);
+      stage_rows<Tr>(Cg, n0, N, t0, L, vec, sC);
+      __syncthreads();
+      const std::int64_t rows = N - n0 < Tr::kStageStates ? N - n0 : Tr::kStageStates;
+      for (int r0 = 0; r0 < rows; r0 += S) {
+        const float* Bs = sB + r0 * Tr::kRow + j * (I + Tr::kPad);
+        const float* Cs = sC + r0 * Tr::kRow + j * (I + Tr::kPad);
+        float A2[S], pa[S], pb[S], da[S][I], db[S][I];
 #pragma unroll
         for (int s = 0; s < S; ++s) {
-          const float A2 = n0 + s < N ? a.A[d[c] * N + n0 + s] * kLog2e : 0.0f;
-          float pa = 1.0f, pb = 0.0f;
+          // A state past N (a padded group) has A = 0 and B = C = 0: a = 1, b = 0, h stays 0.
+          A2[s] = r0 + s < rows ? Ad[n0 + r0 + s] * kLog2e : 0.0f;
+          pb[s] = 0.0f;
+        }
+        // 1. the fold
 #pragma unroll
-          for (int k = 0; k < I; ++k) {
-            da[c][s][k] = exp2f(dt[c][k] * A2);
-            pa *= da[c][s][k];
-            pb = da[c][s][k] * pb + dt[c][k] * u[c][k] * Bv[s][k];
-          }
-          // Inclusive scan of the warp's pairs: combine with the pair `offset` lanes below.
+        for (int k = 0; k < I; k += 4) {
 #pragma unroll
-          for (int offset = 1; offset < 32; offset *= 2) {
-            const float qa = __shfl_up_sync(0xffffffffu, pa, offset);
-            const float qb = __shfl_up_sync(0xffffffffu, pb, offset);
-            if (lane >= offset) {
-              pb = pa * qb + pb;
-              pa = qa * pa;
+          for (int s = 0; s < S; ++s) {
+            const float4 Bv = *reinterpret_cast<const float4*>(Bs + s * Tr::kRow + k);
+            const float Bk[4] = {Bv.x, Bv.y, Bv.z, Bv.w};
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              da[s][k + e] = ex2(dt[k + e] * A2[s]);
+              db[s][k + e] = dtu[k + e] * Bk[e];
+              pb[s] = da[s][k + e] * pb[s] + db[s][k + e];
             }
           }
-          if (lane == 31) {
-            warp_a[q][s][c][warp] = pa;
-            warp_b[q][s][c][warp] = pb;
-          }
-          // Exclusive: the pair of the lanes below this one (the identity for lane 0).
-          const float ea = __shfl_up_sync(0xffffffffu, pa, 1);
-          const float eb = __shfl_up_sync(0xffffffffu, pb, 1);
-          agg_a[c][s] = lane == 0 ? 1.0f : ea;
-          agg_b[c][s] = lane == 0 ? 0.0f : eb;
         }
-      }
-      __syncthreads();
 #pragma unroll
-      for (int c = 0; c < CH; ++c) {
+        for (int s = 0; s < S; ++s) pa[s] = ex2(A2[s] * sum_dt);
+        // 2. the scan over the time lanes: inclusive, the lane `o` time lanes below combined first
+#pragma unroll
+        for (int o = 1; o < TL; o *= 2) {
+#pragma unroll
+          for (int s = 0; s < S; ++s) {
+            const float qa = __shfl_up_sync(0xffffffffu, pa[s], o * CL);
+            const float qb = __shfl_up_sync(0xffffffffu, pb[s], o * CL);
+            if (j >= o) {
+              pb[s] = pa[s] * qb + pb[s];
+              pa[s] = pa[s] * qa;
+            }
+          }
+        }
+        float h[S];
 #pragma unroll
         for (int s = 0; s < S; ++s) {
-          const std::int64_t n = n0 + s < N ? n0 + s : N - 1;
-          float h = carry[parity][c][n];
-          for (int w = 0; w < warp; ++w) h = warp_a[q][s][c][w] * h + warp_b[q][s][c][w];
-          h = agg_a[c][s] * h + agg_b[c][s];
+          const float h0 = r0 + s < rows ? my_carry[n0 + r0 + s] : 0.0f;
+          // The state after this lane's steps; the lane above starts from it.
+          const float up = __shfl_up_sync(0xffffffffu, pa[s] * h0 + pb[s], CL);
+          h[s] = j == 0 ? h0 : up;
+        }
+        // 3. the replay
 #pragma unroll
-          for (int k = 0; k < I; ++k) {
-            h = da[c][s][k] * h + dt[c][k] * u[c][k] * Bv[s][k];
-            y[c][k] += Cv[s][k] * h;
+        for (int k = 0; k < I; k += 4) {
+#pragma unroll
+          for (int s = 0; s < S; ++s) {
+            const float4 Cv = *reinterpret_cast<const float4*>(Cs + s * Tr::kRow + k);
+            const float Ck[4] = {Cv.x, Cv.y, Cv.z, Cv.w};
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              h[s] = da[s][k + e] * h[s] + db[s][k + e];
+              y[k + e] += Ck[e] * h[s];
+            }
           }
-          if (tid == Tr::kThreads - 1 && n0 + s < N) carry[parity ^ 1][c][n] = h;
+        }
+        if (j == TL - 1) {
+#pragma unroll
+          for (int s = 0; s < S; ++s) {
+            if (r0 + s < rows) my_carry[n0 + r0 + s] = h[s];
+          }
         }
       }
     }
-#pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      const std::int64_t row = (b * a.channels + d[c]) * L;
+    if (a.z) {
       float z[I];
-      if (a.z) load_steps<Tr>(a.z + row, t0, L, z, stage);
+      load_items<I>(a.z + row, t, L, vec, z);
 #pragma unroll
-      for (int k = 0; k < I; ++k) {
-        float v = y[c][k] + Dd[c] * u[c][k];
-        if (a.z) v *= z[k] / (1.0f + __expf(-z[k]));
-        y[c][k] = v;
-      }
-      store_steps<Tr>(a.y + row, t0, L, y[c], stage, valid[c]);
+      for (int k = 0; k < I; ++k) y[k] *= __fdividef(z[k], 1.0f + __expf(-z[k]));
     }
+    if (valid) store_items<I>(a.y + row, t, L, vec, y);
   }
   if (a.final_state) {
     __syncthreads();
-#pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      if (!valid[c]) continue;
-      float* out = a.final_state + (b * a.channels + d[c]) * N;
-      for (std::int64_t n = tid; n < N; n += Tr::kThreads) out[n] = carry[parity][c][n];
+    for (int i = tid; i < Tr::kChannels * N; i += Tr::kThreads) {
+      const std::int64_t c = i / N;
+      if (d0 + c < group_end) a.final_state[(b * a.channels + d0 + c) * N + i % N] = carry[i];
     }
   }
 }
 
-// Blocks of one launch: CHANNELS channels of one group of one batch each.
+// Blocks of one launch: CHANNEL_LANES x WARPS channels of one group of one batch each.
 template <class Config>
 std::int64_t scan_blocks(std::int64_t batch, std::int64_t channels, std::int64_t groups) {
   const std::int64_t per_group = channels / groups;
-  return batch * groups * ((per_group + Config::CHANNELS - 1) / Config::CHANNELS);
+  constexpr std::int64_t kChannels = CudaTraits<Config>::kChannels;
+  return batch * groups * ((per_group + kChannels - 1) / kChannels);
+}
+
+// Dynamic shared memory of a launch: the staged B and C rows and the carried states.
+template <class Config>
+std::size_t scan_shared_bytes(std::int64_t state) {
+  using Tr = CudaTraits<Config>;
+  return (2 * static_cast<std::size_t>(Tr::kStageStates * Tr::kRow) + static_cast<std::size_t>(Tr::kChannels * state)) *
+         sizeof(float);
 }
 
 // Enqueues the scan on `stream`; T is float, __nv_bfloat16 or __half. The arguments are checked
@@ -277,10 +374,12 @@ cudaError_t launch(const ScanArgs<T>& a, cudaStream_t stream) {
     return cudaMemsetAsync(a.final_state, 0, static_cast<std::size_t>(a.batch * a.channels * a.state) * sizeof(float),
                            stream);
   }
+  constexpr std::int64_t kChannels = CudaTraits<Config>::kChannels;
   const std::int64_t per_group = a.channels / a.groups;
-  const std::int64_t blocks_per_group = (per_group + Config::CHANNELS - 1) / Config::CHANNELS;
+  const std::int64_t blocks_per_group = (per_group + kChannels - 1) / kChannels;
   const std::int64_t blocks = scan_blocks<Config>(a.batch, a.channels, a.groups);
-  selective_scan_kernel<Config, T><<<static_cast<unsigned>(blocks), Config::THREADS, 0, stream>>>(a, blocks_per_group);
+  selective_scan_kernel<Config, T><<<static_cast<unsigned>(blocks), CudaTraits<Config>::kThreads,
+                                     scan_shared_bytes<Config>(a.state), stream>>>(a, blocks_per_group);
   return cudaGetLastError();
 }
 

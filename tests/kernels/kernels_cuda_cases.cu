@@ -69,20 +69,21 @@ struct NbodyCluster {
   static constexpr int THREADS = 128, BODIES = 1, JSPLIT = 4, UNROLL = 8, CLUSTER = 8;
 };
 
-// selective_scan_cuda.space.json corners: the default (staged, one channel and state at a time),
-// four channels sharing B and C with two states interleaved (direct loads, the shortest chunk),
-// four states at once over 256 threads, one warp of 16 steps each (no shared-memory warp totals
-// but its own), and the longest chunk.
-template <int T, int I, int CH, int S, bool STAGED>
+// selective_scan_cuda.space.json corners: the default (16 time lanes x 2 channels a warp, 4
+// warps), one channel a warp over 32 time lanes with two states at once in 8 warps (the shortest
+// items, unpadded rows), four channels a warp over 8 time lanes of 16 items, a one-warp block of 16
+// items (two states staged at a time, so state 16 takes eight staging rounds), two states at once
+// in two warps (odd state counts leave a padded state), and the smallest block and chunk.
+template <int TL, int I, int W, int S>
 struct ScanConfig {
-  static constexpr int THREADS = T, ITEMS = I, CHANNELS = CH, STATES = S;
-  static constexpr kiln::Choice LOAD{STAGED ? "staged" : "direct"};
+  static constexpr int LANES = TL, ITEMS = I, WARPS = W, STATES = S;
 };
-using ScanDefault = ScanConfig<128, 8, 1, 1, true>;
-using ScanShared = ScanConfig<64, 4, 4, 2, false>;
-using ScanStates = ScanConfig<256, 4, 1, 4, true>;
-using ScanWarp = ScanConfig<32, 16, 1, 1, false>;
-using ScanLong = ScanConfig<128, 16, 1, 1, true>;
+using ScanDefault = ScanConfig<16, 8, 4, 1>;
+using ScanLanes = ScanConfig<32, 4, 8, 2>;
+using ScanChannels = ScanConfig<8, 16, 2, 1>;
+using ScanWarp = ScanConfig<32, 16, 1, 1>;
+using ScanStates = ScanConfig<16, 8, 2, 2>;
+using ScanSmall = ScanConfig<8, 4, 1, 2>;
 // topk_cuda.space.json corners: the default (radix, 16 parts), radix with 8-bit digits over the
 // most parts, radix in one block per row, the warp selection in one block per row and over 64
 // parts (it runs the radix selection for k above 256).
@@ -219,11 +220,12 @@ std::vector<kiln::CheckResult> run_scan(const kiln::scan::Shape& s, const kiln::
 
 const std::map<std::string, ScanRunner>& scan_runners() {
   static const std::map<std::string, ScanRunner> runners{
-      {"THREADS128_ITEMS8_CHANNELS1_STATES1_LOADstaged", &run_scan<ScanDefault>},
-      {"THREADS64_ITEMS4_CHANNELS4_STATES2_LOADdirect", &run_scan<ScanShared>},
-      {"THREADS256_ITEMS4_CHANNELS1_STATES4_LOADstaged", &run_scan<ScanStates>},
-      {"THREADS32_ITEMS16_CHANNELS1_STATES1_LOADdirect", &run_scan<ScanWarp>},
-      {"THREADS128_ITEMS16_CHANNELS1_STATES1_LOADstaged", &run_scan<ScanLong>},
+      {"LANES16_ITEMS8_WARPS4_STATES1", &run_scan<ScanDefault>},
+      {"LANES32_ITEMS4_WARPS8_STATES2", &run_scan<ScanLanes>},
+      {"LANES8_ITEMS16_WARPS2_STATES1", &run_scan<ScanChannels>},
+      {"LANES32_ITEMS16_WARPS1_STATES1", &run_scan<ScanWarp>},
+      {"LANES16_ITEMS8_WARPS2_STATES2", &run_scan<ScanStates>},
+      {"LANES8_ITEMS4_WARPS1_STATES2", &run_scan<ScanSmall>},
   };
   return runners;
 }
