@@ -1,10 +1,12 @@
 #include "domain.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <future>
 #include <optional>
+#include <ostream>
 #include <set>
 
 #include "floors.hpp"
@@ -68,9 +70,11 @@ namespace {
 
 // `points` timed on each of `variants`: what the worklog holds is read; the rest is measured, in
 // one parallel batch of compiles first when compiled on demand, and on every GPU of the pool when
-// there is one (each variant's points in one process on one GPU).
+// there is one (each variant's points in one process on one GPU). A line on `out` per variant
+// measured says how far the stage (`what`) is and when it should end.
 std::map<std::size_t, PointTimes> times_of(const EvaluationContext& ctx, const std::vector<std::size_t>& variants,
-                                           const std::vector<Problem>& points) {
+                                           const std::vector<Problem>& points, const std::string& what,
+                                           std::ostream& out) {
   std::map<std::size_t, PointTimes> times;
   EvaluationContext reading = ctx;
   reading.measure = false;
@@ -84,13 +88,30 @@ std::map<std::size_t, PointTimes> times_of(const EvaluationContext& ctx, const s
     }
   }
   if (ctx.compiler != nullptr) ctx.compiler->compile(to_run);
+  const auto started = std::chrono::steady_clock::now();
+  std::size_t done = 0;
+  auto report = [&] {
+    ++done;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    out << "kiln: " << ctx.manifest->kernel << ": " << what << " " << done << "/" << to_run.size() << " variants timed";
+    if (done < to_run.size()) {
+      out << "  ETA " << std::lround(elapsed / static_cast<double>(done) * static_cast<double>(to_run.size() - done)) << " s";
+    }
+    out << "\n" << std::flush;
+  };
   if (ctx.pool == nullptr) {
-    for (std::size_t v : to_run) times[v] = time_points(ctx, v, points);
+    for (std::size_t v : to_run) {
+      times[v] = time_points(ctx, v, points);
+      report();
+    }
     return times;
   }
   std::vector<std::pair<std::size_t, std::future<PointTimes>>> running;
   for (std::size_t v : to_run) running.emplace_back(v, ctx.pool->time_points(v, points));
-  for (auto& [v, f] : running) times[v] = f.get();
+  for (auto& [v, f] : running) {
+    times[v] = f.get();
+    report();
+  }
   return times;
 }
 
@@ -159,7 +180,7 @@ void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& ou
   for (const auto& oc : outcomes) {
     if (!oc.failure && oc.score && finalists.count(oc.index)) timed.push_back(oc.index);
   }
-  std::map<std::size_t, PointTimes> finalist_times = times_of(ctx, timed, m.coverage);
+  std::map<std::size_t, PointTimes> finalist_times = times_of(ctx, timed, m.coverage, "coverage points", out);
   std::size_t measured = 0;
   for (auto& oc : outcomes) {
     if (oc.failure || !oc.score) continue;
@@ -222,7 +243,7 @@ void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>&
     d.finalists.push_back(name);
     timed.push_back(v);
   }
-  for (auto& [v, times] : times_of(ctx, timed, m.held_out)) {
+  for (auto& [v, times] : times_of(ctx, timed, m.held_out, "held-out points", out)) {
     const std::string& name = m.variants[v].name;
     if (!times.failure.empty()) out << "kiln: " << name << ": held-out points: " << times.failure << "\n";
     held[name] = std::move(times.median_s);

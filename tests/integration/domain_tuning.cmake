@@ -16,6 +16,8 @@ kiln_expect("${out}" "scale_rows on [^\n]*: 3 evaluated, 3 passed, 0 wrong, 0 fa
 kiln_expect("${out}" "domain: 8 coverage points, dispatch regret there median [0-9.]+, worst 1\\.0[0-9]+ \\(tolerance 1\\.10\\); learned dispatch of [0-9]+ leaves"
             "the dispatch fitted within the tolerance at the coverage points")
 kiln_expect("${out}" "held out: 6 points: regret median [0-9.]+, worst [0-9.]+; actual/floor median" "the held-out figures")
+kiln_expect("${out}" "scale_rows: coverage points [0-9]+/[0-9]+ variants timed  ETA [0-9]+ s" "the coverage stage's progress and ETA")
+kiln_expect("${out}" "scale_rows: held-out points [0-9]+/[0-9]+ variants timed" "the held-out stage's progress")
 
 set(dir "${build}/kiln/scale_rows")
 set(kiln "${prefix}/bin/kiln")
