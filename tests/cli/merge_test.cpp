@@ -1,5 +1,6 @@
 // `kiln merge` and `kiln tune --shard` as a user meets them: bad input is one message naming the
 // file and what differs, with exit code 1 (2 for usage), and nothing written.
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -145,16 +146,16 @@ TEST_CASE("kiln tune --shard is checked before anything runs", "[cli]") {
 // found by their old keys, so kiln record rebuilds the records made from it byte for byte, from the
 // file and from a merged copy of it. (Its softmax_cuda and attention_d256 records were tuned or
 // edited after the rows this worklog holds, and differ from what kiln record makes of it with or
-// without key versions.)
+// without key versions; attention_d64 and attention_d128 were tuned again into the key-version-2
+// worklog beside it, tested below.)
 TEST_CASE("kiln record rebuilds the committed H200 records from the worklog of key version 1, merged or not", "[cli]") {
   const fs::path source(KILN_SOURCE_DIR);
   kiln_test::TempDir tmp("kiln-cli-legacy");
   fs::copy_file(source / "presets/records/h200/worklog.sqlite", tmp / "worklog.sqlite");
   const auto merge = run_kiln({"merge", "--out", (tmp / "merged.sqlite").string(), (tmp / "worklog.sqlite").string()}, 60);
   REQUIRE(merge.exit_code == 0);
-  for (const std::string kernel : {"nbody_cuda", "attention_d64", "attention_d128"}) {
-    const std::string space = kernel.rfind("nbody", 0) == 0 ? "kernels/nbody/" + kernel + ".space.json"
-                                                             : "kernels/attention/" + kernel + ".space.json";
+  for (const std::string kernel : {"nbody_cuda"}) {
+    const std::string space = "kernels/nbody/" + kernel + ".space.json";
     const auto generated = run_kiln({"generate", "--space", (source / space).string(), "--target",
                                      (source / "presets/devices/h200.json").string(), "--out", (tmp / kernel).string()},
                                     60);
@@ -173,4 +174,32 @@ TEST_CASE("kiln record rebuilds the committed H200 records from the worklog of k
   }
   auto log = kiln::worklog::Worklog::open(tmp / "worklog.sqlite", kiln::worklog::OpenMode::read_only);
   for (const auto& s : log.sessions()) CHECK(s.key_version == 1);
+}
+
+// The attention_d64 and attention_d128 records (PACK_GQA) were tuned into a worklog of key version 2,
+// committed compressed beside the older one (the two do not merge: same kernels, different keys);
+// kiln record rebuilds both byte for byte from it.
+TEST_CASE("kiln record rebuilds the attention d64 and d128 records from the committed worklog of key version 2", "[cli]") {
+  const fs::path source(KILN_SOURCE_DIR);
+  kiln_test::TempDir tmp("kiln-cli-xxh3");
+  const std::string unzip = "gzip -dc '" + (source / "presets/records/h200/worklog-xxh3.sqlite.gz").string() + "' > '" +
+                            (tmp / "worklog.sqlite").string() + "'";
+  REQUIRE(std::system(unzip.c_str()) == 0);
+  for (const std::string kernel : {"attention_d64", "attention_d128"}) {
+    const auto generated = run_kiln({"generate", "--space", (source / "kernels/attention" / (kernel + ".space.json")).string(),
+                                     "--target", (source / "presets/devices/h200.json").string(), "--out",
+                                     (tmp / kernel).string()},
+                                    60);
+    REQUIRE(generated.exit_code == 0);
+    const fs::path record = tmp / (kernel + ".record.json");
+    const auto rebuilt = run_kiln({"record", "--manifest", (tmp / kernel / "manifest.json").string(), "--worklog",
+                                   (tmp / "worklog.sqlite").string(), "--device",
+                                   (source / "presets/devices/h200.json").string(), "--out", record.string()},
+                                  60);
+    REQUIRE(rebuilt.exit_code == 0);
+    INFO(kernel);
+    CHECK(kiln_test::read_file(record) == kiln_test::read_file(source / "presets/records/h200" / (kernel + ".record.json")));
+  }
+  auto log = kiln::worklog::Worklog::open(tmp / "worklog.sqlite", kiln::worklog::OpenMode::read_only);
+  for (const auto& s : log.sessions()) CHECK(s.key_version == 2);
 }
