@@ -368,7 +368,10 @@ template <class Tr>
 __device__ void finish_row(const RowPointers& p, std::int64_t row, int k, float* values, std::int64_t* indices,
                            Shared<Tr::kThreads, Tr::kBits>& sh) {
   const int t = threadIdx.x, len = list_length(k);
-  for (int i = t; i < len; i += Tr::kThreads) sh.list[i] = i < k ? __ldcg(p.results + i) : 0;
+  // Only the slots this call filled (the workspace keeps earlier calls' entries).
+  const std::uint32_t taken = __ldcg(&p.state->results);
+  const int filled = taken < static_cast<std::uint32_t>(k) ? static_cast<int>(taken) : k;
+  for (int i = t; i < len; i += Tr::kThreads) sh.list[i] = i < filled ? __ldcg(p.results + i) : 0;
   __syncthreads();
   cuda_detail::bitonic_sort(sh.list, len, t, Tr::kThreads, [] { __syncthreads(); });
   for (int j = t; j < k; j += Tr::kThreads) {
@@ -459,8 +462,8 @@ cudaError_t air_blocks(std::int64_t rows, std::int64_t n, int* blocks) {
 }
 
 template <class Config>
-cudaError_t launch_air(const float* in, std::int64_t rows, std::int64_t n, std::int64_t k, bool smallest,
-                       float* values, std::int64_t* indices, void* workspace, cudaStream_t stream) {
+cudaError_t launch_air_rows(const float* in, std::int64_t rows, std::int64_t n, std::int64_t k, bool smallest,
+                            float* values, std::int64_t* indices, void* workspace, cudaStream_t stream) {
   using Tr = CudaTraits<Config>;
   int blocks = 1;
   cudaError_t status = air_blocks<Config>(rows, n, &blocks);
@@ -482,6 +485,21 @@ cudaError_t launch_air(const float* in, std::int64_t rows, std::int64_t n, std::
   air_finish_kernel<Config><<<static_cast<unsigned>(rows), Config::THREADS, 0, stream>>>(in, rows, n, kk, workspace,
                                                                                          values, indices);
   return cudaGetLastError();
+}
+
+// Rows go on the grid's y axis (at most 65535): more rows run as consecutive launches on the
+// stream, each chunk using the start of the workspace (the layout is linear in the rows).
+template <class Config>
+cudaError_t launch_air(const float* in, std::int64_t rows, std::int64_t n, std::int64_t k, bool smallest,
+                       float* values, std::int64_t* indices, void* workspace, cudaStream_t stream) {
+  constexpr std::int64_t kMaxRows = 65535;
+  for (std::int64_t r = 0; r < rows; r += kMaxRows) {
+    const std::int64_t chunk = rows - r < kMaxRows ? rows - r : kMaxRows;
+    const cudaError_t status =
+        launch_air_rows<Config>(in + r * n, chunk, n, k, smallest, values + r * k, indices + r * k, workspace, stream);
+    if (status != cudaSuccess) return status;
+  }
+  return cudaSuccess;
 }
 
 }  // namespace kiln::topk
