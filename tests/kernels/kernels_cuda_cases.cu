@@ -83,10 +83,10 @@ using ScanShared = ScanConfig<64, 4, 4, 2, false>;
 using ScanStates = ScanConfig<256, 4, 1, 4, true>;
 using ScanWarp = ScanConfig<32, 16, 1, 1, false>;
 using ScanLong = ScanConfig<128, 16, 1, 1, true>;
-// topk_cuda.space.json corners: the default (radix, 16 parts), radix with 8-bit digits over the
+// topk_cuda.space.json corners: radix over 16 parts (the first default), radix with 8-bit digits over the
 // most parts, radix in one block per row, the warp selection in one block per row and over 64
 // parts (it runs the radix selection for k above 256), and air (the whole GPU on a row) with
-// 11-bit digits at 256 threads, 8-bit digits at 128 and 11-bit at 512.
+// 11-bit digits at 256 threads (the default), 8-bit digits at 128 and 11-bit at 512.
 struct TopkRadixDefault {
   static constexpr int THREADS = 256, BITS = 11, SPLIT = 16;
   static constexpr kiln::Choice ALGO{"radix"};
