@@ -22,6 +22,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "topk_cuda_kernels.cuh"
@@ -445,15 +446,24 @@ inline std::size_t air_workspace_bytes(int bits, std::int64_t rows, std::int64_t
 }
 
 // Blocks per row: enough for one full wave of the GPU over all rows, none with less than a tile.
+// The wave (SMs x resident blocks) is queried once per device and kept.
 template <class Config>
 cudaError_t air_blocks(std::int64_t rows, std::int64_t n, int* blocks) {
-  int device = 0, sms = 0, per_sm = 0;
+  constexpr int kDevices = 64;
+  static std::atomic<std::int64_t> waves[kDevices];  // 0: not queried yet
+  int device = 0;
   cudaError_t status = cudaGetDevice(&device);
-  if (status == cudaSuccess) status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (status == cudaSuccess)
-    status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, air_kernel<Config>, Config::THREADS, 0);
   if (status != cudaSuccess) return status;
-  const std::int64_t wave = static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
+  std::int64_t wave = device < kDevices ? waves[device].load(std::memory_order_relaxed) : 0;
+  if (wave == 0) {
+    int sms = 0, per_sm = 0;
+    status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (status == cudaSuccess)
+      status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, air_kernel<Config>, Config::THREADS, 0);
+    if (status != cudaSuccess) return status;
+    wave = static_cast<std::int64_t>(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
+    if (device < kDevices) waves[device].store(wave, std::memory_order_relaxed);
+  }
   const std::int64_t tile = static_cast<std::int64_t>(Config::THREADS) * kAirItems;
   std::int64_t b = wave / rows;
   if (b > (n + tile - 1) / tile) b = (n + tile - 1) / tile;
