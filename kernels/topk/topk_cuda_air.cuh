@@ -200,6 +200,16 @@ __device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, 
   const std::int64_t u0 = per * block < units ? per * block : units;
   const std::int64_t u1 = per * (block + 1) < units ? per * (block + 1) : units;
   const std::int64_t tiles = (u1 - u0 + step - 1) / step + (from_row && block == blocks - 1 ? 1 : 0);
+  // The row's next tile is loaded before the current one is classified, so that its loads are
+  // in flight across the tile's barriers.
+  float4 next[kLoads];
+  if (from_row) {
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const std::int64_t v = u0 + u * T + t;
+      if (v < u1) next[u] = __ldcs(x4 + v);
+    }
+  }
   for (std::int64_t it = 0; it < tiles; ++it) {
     const std::int64_t ub = u0 + it * step;
     std::uint64_t e[kAirItems];
@@ -216,8 +226,9 @@ __device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, 
       float4 f[kLoads];
 #pragma unroll
       for (int u = 0; u < kLoads; ++u) {
-        const std::int64_t v = ub + u * T + t;
-        if (v < u1) f[u] = __ldcs(x4 + v);
+        f[u] = next[u];
+        const std::int64_t v = ub + step + u * T + t;
+        if (v < u1) next[u] = __ldcs(x4 + v);
       }
 #pragma unroll
       for (int u = 0; u < kLoads; ++u) {
