@@ -1,5 +1,7 @@
 // The child-process runner: real processes, real signals, real time limits.
 #include <signal.h>
+#include <unistd.h>
+#include <cstdio>
 
 #include <chrono>
 #include <cstdlib>
@@ -137,21 +139,30 @@ TEST_CASE("the child gets the environment it is given, on top of the tuner's") {
 }
 
 TEST_CASE("children run from several threads at once are each watched, and each ends with its own result") {
-  // kiln tune --gpus runs one variant process per GPU, each from its own thread.
-  std::vector<int> seen_during;
+  // kiln tune --gpus runs one variant process per GPU, each from its own thread. The children wait
+  // for a file the test creates only once it has seen all three running, however slow the start.
+  const std::string go = "/tmp/kiln-process-test-go-" + std::to_string(getpid());
+  std::remove(go.c_str());
   std::vector<ChildResult> results(3);
   std::vector<std::vector<std::string>> lines(3);
   std::vector<std::thread> threads;
   for (int i = 0; i < 3; ++i) {
     threads.emplace_back([&, i] {
-      std::vector<std::string> args = {"/bin/sh", "-c", "sleep 0.6; echo child " + std::to_string(i) + "; exit " + std::to_string(i)};
-      results[i] = run_child(args, std::chrono::seconds(10), [&, i](const std::string& l) { lines[i].push_back(l); });
+      const std::string script = "while [ ! -e " + go + " ]; do sleep 0.02; done; echo child " + std::to_string(i) +
+                                 "; exit " + std::to_string(i);
+      results[i] = run_child({"/bin/sh", "-c", script}, std::chrono::seconds(60),
+                             [&, i](const std::string& l) { lines[i].push_back(l); });
     });
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  seen_during = running_children();
+  std::size_t seen = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((seen = running_children().size()) < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::ofstream(go).put('\n');
   for (auto& t : threads) t.join();
-  CHECK(seen_during.size() == 3);
+  std::remove(go.c_str());
+  CHECK(seen == 3);
   for (int i = 0; i < 3; ++i) {
     CHECK(results[i].exit_code == i);
     CHECK(lines[i] == std::vector<std::string>{"child " + std::to_string(i)});
