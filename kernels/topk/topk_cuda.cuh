@@ -10,7 +10,7 @@
 #include "kiln/cuda_support.hpp"
 #include "kiln/workload.hpp"
 #include "topk_check.hpp"
-#include "topk_cuda_kernels.cuh"
+#include "topk_cuda_launch.cuh"
 
 namespace kiln::topk {
 
@@ -37,8 +37,8 @@ class CudaWorkload final : public Workload {
         in_(static_cast<std::size_t>(shape_.rows * shape_.n)),
         values_(static_cast<std::size_t>(shape_.rows * shape_.k)),
         indices_(static_cast<std::size_t>(shape_.rows * shape_.k)),
-        // Sized for the largest split any variant makes, so that no run allocates.
-        workspace_(workspace_bytes(kMaxSplit, shape_.rows, shape_.n, shape_.k) / sizeof(std::uint64_t)) {
+        // Sized for the largest workspace any variant takes, so that no run allocates.
+        workspace_(max_workspace_bytes(shape_.rows, shape_.n, shape_.k) / sizeof(std::uint64_t)) {
     if (shape_.k > kMaxList) throw Error("topk: the CUDA kernels take k up to 2048");
     cuda_fill::input_kernel<<<::kiln::cuda::grid_for(shape_.rows * shape_.n), 256>>>(in_.get(), shape_.rows, shape_.n,
                                                                                     seed_, shape_.special);

@@ -4,7 +4,7 @@
 #include "kiln/topk.hpp"
 #include "kiln/tuned/topk_cuda.hpp"
 #include "topk_args.hpp"
-#include "topk_cuda_kernels.cuh"
+#include "topk_cuda_launch.cuh"
 
 namespace kiln::cuda {
 
@@ -25,7 +25,7 @@ std::size_t topk_workspace_bytes(std::int64_t rows, std::int64_t n, std::int64_t
   require_problem("kiln::cuda::topk_workspace_bytes", rows, n, k, mode);
   if (rows == 0) return 0;
   return kiln::tuned::topk_cuda::dispatch(problem_of(rows, n, k, mode), [&](auto config) {
-    return ::kiln::topk::workspace_bytes(decltype(config)::SPLIT, rows, n, k);
+    return ::kiln::topk::workspace_bytes<decltype(config)>(rows, n, k);
   });
 }
 
@@ -44,7 +44,7 @@ cudaError_t topk(const float* in, std::int64_t rows, std::int64_t n, std::int64_
   const bool smallest = mode == TopkMode::smallest;
   return kiln::tuned::topk_cuda::dispatch(problem_of(rows, n, k, mode), [&](auto config) {
     using Config = decltype(config);
-    const std::size_t need = ::kiln::topk::workspace_bytes(Config::SPLIT, rows, n, k);
+    const std::size_t need = ::kiln::topk::workspace_bytes<Config>(rows, n, k);
     if (workspace_bytes < need || (need > 0 && workspace == nullptr))
       ::kiln::topk::reject(kWho, "workspace must hold " + std::to_string(need) + " bytes (topk_workspace_bytes), got " +
                                      std::to_string(workspace == nullptr ? 0 : workspace_bytes));

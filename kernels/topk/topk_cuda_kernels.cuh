@@ -5,7 +5,8 @@
 // it writes its list to the workspace and a second kernel, one block per row, merges the SPLIT
 // lists (few long rows: one block per row would leave most SMs idle).
 //
-// Two selections (ALGO):
+// The selections of one block per part (ALGO; `air`, the whole GPU on a row, is in
+// topk_cuda_air.cuh and the launch in topk_cuda_launch.cuh):
 //   radix: radix select with filtering, after AIR top-k (SC'23). Keys are taken BITS bits at a
 //     time from the top: a sweep over the live elements builds the histogram of the current digit
 //     in shared memory, and the digit's bucket that holds the k-th best is chosen. The next sweep
@@ -54,11 +55,12 @@ struct CudaTraits {
   static constexpr int kThreads = Config::THREADS;
   static constexpr int kWarps = kThreads / 32;
   static constexpr bool kRadix = Config::ALGO == "radix";
+  static constexpr bool kAir = Config::ALGO == "air";
   static constexpr int kBits = Config::BITS;
   static constexpr int kSplit = Config::SPLIT;
   static constexpr int kPasses = (32 + kBits - 1) / kBits;
   static_assert(kThreads % 32 == 0 && kThreads >= 64 && kThreads <= 1024, "THREADS: a multiple of 32, 64..1024");
-  static_assert(Config::ALGO == "radix" || Config::ALGO == "warp", "ALGO: radix or warp");
+  static_assert(Config::ALGO == "radix" || Config::ALGO == "warp" || Config::ALGO == "air", "ALGO: radix, warp or air");
   static_assert(kBits >= 4 && kBits <= 11, "BITS: 4..11 (a histogram of 2^BITS counters)");
   static_assert(kSplit >= 1 && kSplit <= kMaxSplit, "SPLIT: 1..kMaxSplit");
 };
@@ -387,31 +389,6 @@ __global__ void __launch_bounds__(Config::THREADS) merge_kernel(const float* in,
     values[row * k + j] = in[row * n + column];
     indices[row * k + j] = column;
   }
-}
-
-// Workspace bytes for `split` blocks per row at most (0 with one part).
-inline std::size_t workspace_bytes(int split, std::int64_t rows, std::int64_t n, std::int64_t k) {
-  const int parts = parts_of(split, rows, n);
-  if (parts == 1) return 0;
-  return static_cast<std::size_t>(rows) * parts * static_cast<std::size_t>(list_length(k)) * sizeof(std::uint64_t);
-}
-
-// Enqueues the top-k of rows x n into values and indices (rows x k). Requires 1 <= k <= n,
-// k <= kMaxList, n < 2^31 and workspace_bytes(SPLIT, rows, n, k) bytes at `workspace` (8-aligned).
-template <class Config>
-cudaError_t launch(const float* in, std::int64_t rows, std::int64_t n, std::int64_t k, bool smallest, float* values,
-                   std::int64_t* indices, void* workspace, cudaStream_t stream) {
-  if (rows == 0) return cudaSuccess;
-  auto* lists = static_cast<std::uint64_t*>(workspace);
-  const int parts = parts_of(Config::SPLIT, rows, n);
-  const auto blocks = static_cast<unsigned>(rows * parts);
-  topk_kernel<Config><<<blocks, Config::THREADS, 0, stream>>>(in, n, static_cast<int>(k), smallest, parts, values,
-                                                              indices, lists);
-  if (parts > 1) {
-    merge_kernel<Config><<<static_cast<unsigned>(rows), Config::THREADS, 0, stream>>>(in, n, static_cast<int>(k), parts,
-                                                                                     lists, values, indices);
-  }
-  return cudaGetLastError();
 }
 
 }  // namespace kiln::topk

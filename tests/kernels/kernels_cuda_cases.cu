@@ -84,9 +84,10 @@ using ScanChannels = ScanConfig<8, 16, 2, 1>;
 using ScanWarp = ScanConfig<32, 16, 1, 1>;
 using ScanStates = ScanConfig<16, 8, 2, 2>;
 using ScanSmall = ScanConfig<8, 4, 1, 2>;
-// topk_cuda.space.json corners: the default (radix, 16 parts), radix with 8-bit digits over the
+// topk_cuda.space.json corners: radix over 16 parts (the first default), radix with 8-bit digits over the
 // most parts, radix in one block per row, the warp selection in one block per row and over 64
-// parts (it runs the radix selection for k above 256).
+// parts (it runs the radix selection for k above 256), and air (the whole GPU on a row) with
+// 11-bit digits at 256 threads (the default), 8-bit digits at 128 and 11-bit at 512.
 struct TopkRadixDefault {
   static constexpr int THREADS = 256, BITS = 11, SPLIT = 16;
   static constexpr kiln::Choice ALGO{"radix"};
@@ -106,6 +107,11 @@ struct TopkWarpRow {
 struct TopkWarpSplit {
   static constexpr int THREADS = 256, BITS = 11, SPLIT = 64;
   static constexpr kiln::Choice ALGO{"warp"};
+};
+template <int T, int B>
+struct TopkAir {
+  static constexpr int THREADS = T, BITS = B, SPLIT = 1;
+  static constexpr kiln::Choice ALGO{"air"};
 };
 
 class Stream {
@@ -334,6 +340,9 @@ const std::map<std::string, Runner>& topk_runners() {
       {"THREADS128_ALGOradix_BITS8_SPLIT1", &run_topk<TopkRadixRow>},
       {"THREADS128_ALGOwarp_BITS11_SPLIT1", &run_topk<TopkWarpRow>},
       {"THREADS256_ALGOwarp_BITS11_SPLIT64", &run_topk<TopkWarpSplit>},
+      {"THREADS256_ALGOair_BITS11_SPLIT1", &run_topk<TopkAir<256, 11>>},
+      {"THREADS128_ALGOair_BITS8_SPLIT1", &run_topk<TopkAir<128, 8>>},
+      {"THREADS512_ALGOair_BITS11_SPLIT1", &run_topk<TopkAir<512, 11>>},
   };
   return runners;
 }

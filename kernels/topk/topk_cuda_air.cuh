@@ -1,0 +1,526 @@
+// ALGO air: radix selection over the whole GPU, after AIR top-k (SC'23). A row is shared by
+// `blocks` blocks (grid blocks x rows), sized from the occupancy so that the grid fills the GPU
+// once; with one block per row the block runs every pass itself (one launch).
+//
+// The radix digits are taken BITS at a time from the top of the 64-bit packed entry (key, then
+// complemented column; topk_order.hpp), so the k-th best entry is unique and ties need no pass of
+// their own. L_0 is the row; pass s reads L_{s-1} (pass 0: the row), classifies each element by
+// digit s-1 against the chosen bucket b_{s-1} (above: a result, appended with an atomic slot
+// counter; below: dropped; equal: live, in L_s), counts digit s of the live elements in a
+// shared-memory histogram that is added to the row's global one, and appends them to a global
+// buffer when |L_s| (known from the previous histogram) fits it; otherwise the next pass reads
+// the row again with the prefix filter. The last block of a pass (atomic ticket) picks b_s, the
+// bucket that holds the need-th best live entry. When |L_s| equals the entries still needed, pass
+// s makes all of L_s results and the row is finished.
+//
+// Pass 0 reads the row from DRAM once: each block keeps a threshold digit, the bucket of its own
+// k-th best so far (no element below it can be among the row's k best), counts only elements at
+// or above it and appends them to the buffer. The histogram is then exact on every bucket at or
+// above the row's k-th bucket b_0 (each block's threshold stays <= b_0), which is all the bucket
+// choice reads, and the buffer holds every element at or above b_0: pass 1 reads the buffer, not
+// the row. A finishing kernel sorts the k results (bitonic) and writes values and indices.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "topk_cuda_kernels.cuh"
+#include "topk_order.hpp"
+
+namespace kiln::topk {
+
+inline constexpr int kAirItems = 8;        // elements per thread per tile (two 16-byte loads)
+inline constexpr int kAirStateBytes = 64;  // one row's AirState, padded
+inline constexpr std::int64_t kAirMinBuffer = 4096;
+
+// A row's selection state in the workspace; zeroed before pass 0 (which ignores the first six
+// fields and starts from the whole row).
+struct AirState {
+  std::uint64_t prefix;     // (entry >> shift) of the live elements: the buckets chosen so far
+  std::uint32_t shift;      // bits below the chosen digits
+  std::uint32_t outer;      // shift before the last digit (64: every element was live)
+  std::uint32_t count;      // live elements
+  std::uint32_t need;       // results still to come from the live elements
+  std::uint32_t source;     // where the live elements are: 0 the row, 1 + b buffer b
+  std::uint32_t finished;   // every result is written
+  std::uint32_t arrived;    // blocks done with the current pass
+  std::uint32_t results;    // result slots taken
+  std::uint32_t buffered[2];  // entries appended to each buffer
+};
+static_assert(sizeof(AirState) <= kAirStateBytes, "AirState fits its slot");
+
+// Buffer capacity per row (entries): the candidates of pass 0 and of each later pass must fit to
+// avoid reading the row again; a sixteenth of the row is far above what a smooth distribution
+// leaves (see README) and bounds the workspace to a quarter of the input.
+__host__ __device__ inline std::int64_t air_buffer_entries(std::int64_t n) {
+  const std::int64_t c = n / 16 > kAirMinBuffer ? n / 16 : kAirMinBuffer;
+  return c < n ? c : n;
+}
+
+// The workspace of `rows` rows: states, histograms (2^bits counters), two buffers, k results.
+struct AirLayout {
+  std::int64_t rows, n, k;
+  int bits;
+  __host__ __device__ std::size_t states() const { return 0; }
+  __host__ __device__ std::size_t hists() const { return static_cast<std::size_t>(rows) * kAirStateBytes; }
+  __host__ __device__ std::size_t buffers() const { return hists() + static_cast<std::size_t>(rows) * (std::size_t{4} << bits); }
+  __host__ __device__ std::size_t results() const {
+    return buffers() + static_cast<std::size_t>(rows) * 2 * static_cast<std::size_t>(air_buffer_entries(n)) * 8;
+  }
+  __host__ __device__ std::size_t bytes() const { return results() + static_cast<std::size_t>(rows * k) * 8; }
+};
+
+namespace air_detail {
+
+template <int THREADS, int BITS>
+struct Shared {
+  unsigned hist[1 << BITS];
+  std::uint64_t list[kMaxList];  // the finishing sort (one block per row)
+  int warp_sums[THREADS / 32];
+  AirState st;
+  std::uint32_t tau;  // pass 0: the block's threshold digit
+  std::uint32_t base;
+  int chosen, above, last;
+};
+
+// Warp 0: the bucket of the need-th best among the counted elements of hist[0, bins), walking
+// from the top (each lane a contiguous range). Returns false when fewer than `need` are counted.
+template <int BITS>
+__device__ bool find_bucket(const unsigned* hist, int bins, std::uint32_t need, int* bucket, std::uint32_t* above) {
+  constexpr int kPerLane = ((1 << BITS) + 31) / 32;
+  const int lane = threadIdx.x & 31;
+  std::uint32_t sum = 0;
+  for (int i = 0; i < kPerLane; ++i) {
+    const int d = bins - 1 - (lane * kPerLane + i);
+    if (d >= 0) sum += hist[d];
+  }
+  std::uint32_t inclusive = sum;
+  for (int o = 1; o < 32; o <<= 1) {
+    const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, o);
+    if (lane >= o) inclusive += y;
+  }
+  const std::uint32_t exclusive = inclusive - sum;
+  const bool mine = exclusive < need && need <= inclusive;  // one lane at most: inclusive grows
+  int b = 0;
+  std::uint32_t a = exclusive;
+  if (mine) {
+    for (int i = 0; i < kPerLane; ++i) {
+      const int d = bins - 1 - (lane * kPerLane + i);
+      if (d < 0) break;
+      if (a + hist[d] >= need) {
+        b = d;
+        break;
+      }
+      a += hist[d];
+    }
+  }
+  const unsigned owners = __ballot_sync(0xFFFFFFFFu, mine);
+  if (owners == 0) return false;
+  const int owner = __ffs(owners) - 1;
+  *bucket = __shfl_sync(0xFFFFFFFFu, b, owner);
+  *above = __shfl_sync(0xFFFFFFFFu, a, owner);
+  return true;
+}
+
+struct RowPointers {
+  const float* x;
+  AirState* state;
+  unsigned* hist;
+  std::uint64_t* buffer[2];
+  std::uint64_t* results;
+};
+
+// One pass of one block over its share of the pass's source. All threads call it.
+template <class Tr>
+__device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, bool smallest,
+                         Shared<Tr::kThreads, Tr::kBits>& sh) {
+  constexpr int T = Tr::kThreads, B = Tr::kBits;
+  const int t = threadIdx.x;
+  const int blocks = gridDim.x, block = blockIdx.x;
+  const std::int64_t cap = air_buffer_entries(n);
+  if (t == 0) {
+    AirState s;
+    s.prefix = 0;
+    s.shift = 64;
+    s.outer = 64;
+    s.count = static_cast<std::uint32_t>(n);
+    s.need = static_cast<std::uint32_t>(k);
+    s.source = 0;
+    if (pass > 0) {
+      s.prefix = __ldcg(&p.state->prefix);
+      s.shift = __ldcg(&p.state->shift);
+      s.outer = __ldcg(&p.state->outer);
+      s.count = __ldcg(&p.state->count);
+      s.need = __ldcg(&p.state->need);
+      s.source = __ldcg(&p.state->source);
+    }
+    s.finished = __ldcg(&p.state->finished);
+    s.buffered[0] = __ldcg(&p.state->buffered[0]);
+    s.buffered[1] = __ldcg(&p.state->buffered[1]);
+    sh.st = s;
+    sh.tau = 0;
+  }
+  for (int i = t; i < (1 << B); i += T) sh.hist[i] = 0;
+  __syncthreads();
+  const AirState st = sh.st;
+  if (st.finished) {  // uniform: every thread read sh.st after the barrier
+    __syncthreads();  // sh.st is rewritten by the next pass of this block
+    return;
+  }
+  const bool emit_all = st.count == st.need;
+  const int shift = static_cast<int>(st.shift > static_cast<std::uint32_t>(B) ? st.shift - B : 0);
+  const int width = static_cast<int>(st.shift) - shift;
+  const int bins = 1 << width;
+  // Pass 0 appends whatever passes its threshold (overflow is seen by the last block); later
+  // passes append the live elements when all of them fit.
+  const bool append = !emit_all && (pass == 0 || st.count <= cap);
+  const int write = pass & 1;
+  std::uint32_t tau = 0;
+  int pending = 0;
+
+  // The source: the row (a scalar head up to the first 16-byte boundary, 16-byte loads, a scalar
+  // tail; the head and tail are one extra tile of the last block) or a buffer.
+  const bool from_row = st.source == 0;
+  const auto address = reinterpret_cast<std::uintptr_t>(p.x);
+  std::int64_t head = static_cast<std::int64_t>(((16 - address % 16) % 16) / 4);
+  if (head > n) head = n;
+  const std::int64_t vectors = (n - head) / 4;
+  const std::int64_t tail = head + 4 * vectors;
+  const auto* x4 = reinterpret_cast<const float4*>(p.x + head);
+  // (Selections by ?: rather than indexing: an indexed array would live in local memory.)
+  const std::uint64_t* buffer = st.source == 2 ? p.buffer[1] : p.buffer[0];
+  const std::int64_t units =
+      from_row ? vectors : static_cast<std::int64_t>(st.source == 2 ? st.buffered[1] : st.buffered[0]);
+  std::uint64_t* const out = write ? p.buffer[1] : p.buffer[0];
+  std::uint32_t* const out_count = write ? &p.state->buffered[1] : &p.state->buffered[0];
+  constexpr int kLoads = kAirItems / 4;
+  const std::int64_t step = static_cast<std::int64_t>(T) * (from_row ? kLoads : kAirItems);
+  const std::int64_t per = (units + blocks - 1) / blocks;
+  const std::int64_t u0 = per * block < units ? per * block : units;
+  const std::int64_t u1 = per * (block + 1) < units ? per * (block + 1) : units;
+  const std::int64_t tiles = (u1 - u0 + step - 1) / step + (from_row && block == blocks - 1 ? 1 : 0);
+  // The row's next tile is loaded before the current one is classified, so that its loads are
+  // in flight across the tile's barriers.
+  float4 next[kLoads];
+  if (from_row) {
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const std::int64_t v = u0 + u * T + t;
+      if (v < u1) next[u] = __ldcs(x4 + v);
+    }
+  }
+  for (std::int64_t it = 0; it < tiles; ++it) {
+    const std::int64_t ub = u0 + it * step;
+    std::uint64_t e[kAirItems];
+    unsigned valid = 0;
+#pragma unroll
+    for (int j = 0; j < kAirItems; ++j) e[j] = 0;
+    if (ub >= u1) {  // the row's head and tail (at most 6 elements)
+      if (t < head + (n - tail)) {
+        const std::int64_t column = t < head ? t : tail + (t - head);
+        e[0] = pack(key_of(float_bits(p.x[column]), smallest), static_cast<std::uint32_t>(column));
+        valid = 1;
+      }
+    } else if (from_row) {
+      float4 f[kLoads];
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) {
+        f[u] = next[u];
+        const std::int64_t v = ub + step + u * T + t;
+        if (v < u1) next[u] = __ldcs(x4 + v);
+      }
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) {
+        const std::int64_t v = ub + u * T + t;
+        if (v < u1) {
+          const auto column = static_cast<std::uint32_t>(head + 4 * v);
+          e[4 * u + 0] = pack(key_of(float_bits(f[u].x), smallest), column);
+          e[4 * u + 1] = pack(key_of(float_bits(f[u].y), smallest), column + 1);
+          e[4 * u + 2] = pack(key_of(float_bits(f[u].z), smallest), column + 2);
+          e[4 * u + 3] = pack(key_of(float_bits(f[u].w), smallest), column + 3);
+          valid |= 0xFu << (4 * u);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kAirItems; ++j) {
+        const std::int64_t i = ub + j * T + t;
+        if (i < u1) {
+          e[j] = __ldcg(buffer + i);
+          valid |= 1u << j;
+        }
+      }
+    }
+
+    // Classify: results (atomic slots), dropped, or live (counted; appended below).
+    unsigned live = 0;
+    int counted = 0;
+#pragma unroll
+    for (int j = 0; j < kAirItems; ++j) {
+      if (!(valid & (1u << j))) continue;
+      const std::uint64_t v = e[j];
+      bool result = emit_all;
+      if (pass > 0) {
+        if (st.outer < 64 && (v >> st.outer) != (st.prefix >> (st.outer - st.shift))) continue;
+        const std::uint64_t hi = v >> st.shift;
+        if (hi < st.prefix) continue;
+        if (hi > st.prefix) result = true;
+      }
+      if (result) {
+        const std::uint32_t slot = atomicAdd(&p.state->results, 1u);
+        if (slot < static_cast<std::uint32_t>(k)) p.results[slot] = v;
+        continue;
+      }
+      const auto d = static_cast<std::uint32_t>((v >> shift) & static_cast<std::uint64_t>(bins - 1));
+      if (d < tau) continue;
+      atomicAdd(&sh.hist[d], 1u);
+      ++counted;
+      live |= 1u << j;
+    }
+    if (pass == 0 && !emit_all) {
+      // Raise the threshold to the block's k-th bucket so far (its histogram is exact at and
+      // above the old threshold, so the new one is too).
+      pending += __syncthreads_count(counted > 0);
+      if (pending >= 32 || (tau == 0 && pending > 0)) {
+        if (t < 32) {
+          int b = 0;
+          std::uint32_t a = 0;
+          const bool found = find_bucket<B>(sh.hist, bins, st.need, &b, &a);
+          if (found && t == 0 && static_cast<std::uint32_t>(b) > sh.tau) sh.tau = static_cast<std::uint32_t>(b);
+        }
+        __syncthreads();
+        tau = sh.tau;
+        pending = 0;
+      }
+    }
+    if (!append) continue;
+    int mine = 0;
+#pragma unroll
+    for (int j = 0; j < kAirItems; ++j) {
+      if (!(live & (1u << j))) continue;
+      if (static_cast<std::uint32_t>((e[j] >> shift) & static_cast<std::uint64_t>(bins - 1)) >= tau)
+        ++mine;
+      else
+        live &= ~(1u << j);
+    }
+    if (!__syncthreads_or(mine > 0)) continue;
+    int total;
+    int at = cuda_detail::block_exclusive_scan<T>(mine, sh.warp_sums, &total);
+    if (t == 0) sh.base = atomicAdd(out_count, static_cast<std::uint32_t>(total));
+    __syncthreads();
+    const std::uint32_t base = sh.base;
+#pragma unroll
+    for (int j = 0; j < kAirItems; ++j) {
+      if (!(live & (1u << j))) continue;
+      const std::int64_t slot = static_cast<std::int64_t>(base) + at++;
+      if (slot < cap) out[slot] = e[j];
+    }
+    __syncthreads();  // sh.base is rewritten by the next tile
+  }
+
+  // The block's histogram into the row's; the last block to arrive picks the bucket.
+  __syncthreads();
+  if (blocks > 1) {
+    if (!emit_all) {
+      for (int i = t; i < bins; i += T) {
+        if (sh.hist[i] != 0) atomicAdd(&p.hist[i], sh.hist[i]);
+      }
+    }
+    __threadfence();
+    __syncthreads();
+    if (t == 0) sh.last = atomicAdd(&p.state->arrived, 1u) == static_cast<std::uint32_t>(blocks - 1);
+    __syncthreads();
+    if (!sh.last) return;
+    __threadfence();
+    if (!emit_all) {
+      for (int i = t; i < bins; i += T) {
+        sh.hist[i] = __ldcg(&p.hist[i]);
+        p.hist[i] = 0;  // zero for the next pass
+      }
+    }
+    __syncthreads();
+  }
+  if (t < 32 && !emit_all) {
+    int b = 0;
+    std::uint32_t a = 0;
+    // The histogram is exact at and above the need-th best live entry, so the bucket is found; if
+    // it were not, the row stops short of k results and the check sees the unwritten entries.
+    const bool found = find_bucket<B>(sh.hist, bins, st.need, &b, &a);
+    if (t == 0) {
+      sh.chosen = found ? b : -1;
+      sh.above = static_cast<int>(a);
+    }
+  }
+  __syncthreads();
+  if (t == 0) {
+    AirState* g = p.state;
+    if (emit_all || sh.chosen < 0) {
+      g->finished = 1;
+    } else {
+      const auto b = static_cast<std::uint32_t>(sh.chosen);
+      const std::uint32_t appended = __ldcg(out_count);
+      const bool fits = append && static_cast<std::int64_t>(appended) <= cap;
+      g->prefix = (pass == 0 ? 0 : st.prefix << width) | b;
+      g->outer = st.shift;
+      g->shift = static_cast<std::uint32_t>(shift);
+      g->count = sh.hist[b];
+      g->need = st.need - static_cast<std::uint32_t>(sh.above);
+      g->source = fits ? 1u + static_cast<std::uint32_t>(write) : 0u;
+      *(write ? &g->buffered[0] : &g->buffered[1]) = 0;  // read in this pass; the next one writes it
+    }
+    g->arrived = 0;
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+// One block per row: sorts the row's k results and writes values and indices.
+template <class Tr>
+__device__ void finish_row(const RowPointers& p, std::int64_t row, int k, float* values, std::int64_t* indices,
+                           Shared<Tr::kThreads, Tr::kBits>& sh) {
+  const int t = threadIdx.x, len = list_length(k);
+  // Only the slots this call filled (the workspace keeps earlier calls' entries).
+  const std::uint32_t taken = __ldcg(&p.state->results);
+  const int filled = taken < static_cast<std::uint32_t>(k) ? static_cast<int>(taken) : k;
+  for (int i = t; i < len; i += Tr::kThreads) sh.list[i] = i < filled ? __ldcg(p.results + i) : 0;
+  __syncthreads();
+  cuda_detail::bitonic_sort(sh.list, len, t, Tr::kThreads, [] { __syncthreads(); });
+  for (int j = t; j < k; j += Tr::kThreads) {
+    const std::uint64_t e = sh.list[j];
+    // An empty slot (0) would mean fewer than k results: leave the poison for the check to see.
+    if (e == 0) continue;
+    const std::uint32_t column = packed_column(e);
+    values[row * k + j] = p.x[column];
+    indices[row * k + j] = column;
+  }
+}
+
+template <class Tr>
+__device__ RowPointers row_pointers(const float* in, std::int64_t n, int k, void* workspace, std::int64_t rows,
+                                    std::int64_t row) {
+  const AirLayout layout{rows, n, k, Tr::kBits};
+  auto* base = static_cast<char*>(workspace);
+  const std::int64_t cap = air_buffer_entries(n);
+  RowPointers p;
+  p.x = in + row * n;
+  p.state = reinterpret_cast<AirState*>(base + layout.states() + row * kAirStateBytes);
+  p.hist = reinterpret_cast<unsigned*>(base + layout.hists()) + (row << Tr::kBits);
+  auto* buffers = reinterpret_cast<std::uint64_t*>(base + layout.buffers()) + row * 2 * cap;
+  p.buffer[0] = buffers;
+  p.buffer[1] = buffers + cap;
+  p.results = reinterpret_cast<std::uint64_t*>(base + layout.results()) + row * k;
+  return p;
+}
+
+}  // namespace air_detail
+
+// The passes a row may take: one per digit of the 64-bit entry, and one that only classifies.
+template <int BITS>
+__host__ __device__ constexpr int air_passes() {
+  return (64 + BITS - 1) / BITS + 1;
+}
+
+// Pass `pass` over blocks x rows blocks; pass < 0: one block per row runs every pass and the
+// finishing sort.
+// At least 768 threads per SM (80 registers a thread; a few spill), for the loads in flight of pass 0.
+template <class Config>
+__global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 768 / Config::THREADS) air_kernel(const float* in, std::int64_t rows, std::int64_t n,
+                                                              int k, bool smallest, int pass, void* workspace,
+                                                              float* values, std::int64_t* indices) {
+  using Tr = CudaTraits<Config>;
+  __shared__ air_detail::Shared<Tr::kThreads, Tr::kBits> sh;
+  const std::int64_t row = blockIdx.y;
+  const air_detail::RowPointers p = air_detail::row_pointers<Tr>(in, n, k, workspace, rows, row);
+  if (pass >= 0) {
+    air_detail::run_pass<Tr>(pass, p, n, k, smallest, sh);
+    return;
+  }
+#pragma unroll 1
+  for (int s = 0; s < air_passes<Tr::kBits>(); ++s) air_detail::run_pass<Tr>(s, p, n, k, smallest, sh);
+  air_detail::finish_row<Tr>(p, row, k, values, indices, sh);
+}
+
+template <class Config>
+__global__ void __launch_bounds__(Config::THREADS) air_finish_kernel(const float* in, std::int64_t rows,
+                                                                     std::int64_t n, int k, void* workspace,
+                                                                     float* values, std::int64_t* indices) {
+  using Tr = CudaTraits<Config>;
+  __shared__ air_detail::Shared<Tr::kThreads, Tr::kBits> sh;
+  const std::int64_t row = blockIdx.x;
+  air_detail::finish_row<Tr>(air_detail::row_pointers<Tr>(in, n, k, workspace, rows, row), row, k, values, indices,
+                             sh);
+}
+
+inline std::size_t air_workspace_bytes(int bits, std::int64_t rows, std::int64_t n, std::int64_t k) {
+  return AirLayout{rows, n, k, bits}.bytes();
+}
+
+// Blocks per row: enough for one full wave of the GPU over all rows, none with less than a tile.
+// The wave (SMs x resident blocks) is queried once per device and kept.
+template <class Config>
+cudaError_t air_blocks(std::int64_t rows, std::int64_t n, int* blocks) {
+  constexpr int kDevices = 64;
+  static std::atomic<std::int64_t> waves[kDevices];  // 0: not queried yet
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  std::int64_t wave = device < kDevices ? waves[device].load(std::memory_order_relaxed) : 0;
+  if (wave == 0) {
+    int sms = 0, per_sm = 0;
+    status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (status == cudaSuccess)
+      status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, air_kernel<Config>, Config::THREADS, 0);
+    if (status != cudaSuccess) return status;
+    wave = static_cast<std::int64_t>(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
+    if (device < kDevices) waves[device].store(wave, std::memory_order_relaxed);
+  }
+  const std::int64_t tile = static_cast<std::int64_t>(Config::THREADS) * kAirItems;
+  std::int64_t b = wave / rows;
+  if (b > (n + tile - 1) / tile) b = (n + tile - 1) / tile;
+  *blocks = b < 1 ? 1 : static_cast<int>(b);
+  return cudaSuccess;
+}
+
+template <class Config>
+cudaError_t launch_air_rows(const float* in, std::int64_t rows, std::int64_t n, std::int64_t k, bool smallest,
+                            float* values, std::int64_t* indices, void* workspace, cudaStream_t stream) {
+  using Tr = CudaTraits<Config>;
+  int blocks = 1;
+  cudaError_t status = air_blocks<Config>(rows, n, &blocks);
+  if (status != cudaSuccess) return status;
+  const AirLayout layout{rows, n, k, Tr::kBits};
+  // States always; the global histograms only when several blocks share a row.
+  status = cudaMemsetAsync(workspace, 0, blocks > 1 ? layout.buffers() : layout.hists(), stream);
+  if (status != cudaSuccess) return status;
+  const int kk = static_cast<int>(k);
+  if (blocks == 1) {
+    air_kernel<Config><<<dim3(1, static_cast<unsigned>(rows)), Config::THREADS, 0, stream>>>(
+        in, rows, n, kk, smallest, -1, workspace, values, indices);
+    return cudaGetLastError();
+  }
+  for (int s = 0; s < air_passes<Tr::kBits>(); ++s) {
+    air_kernel<Config><<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(rows)), Config::THREADS, 0, stream>>>(
+        in, rows, n, kk, smallest, s, workspace, values, indices);
+  }
+  air_finish_kernel<Config><<<static_cast<unsigned>(rows), Config::THREADS, 0, stream>>>(in, rows, n, kk, workspace,
+                                                                                         values, indices);
+  return cudaGetLastError();
+}
+
+// Rows go on the grid's y axis (at most 65535): more rows run as consecutive launches on the
+// stream, each chunk using the start of the workspace (the layout is linear in the rows).
+template <class Config>
+cudaError_t launch_air(const float* in, std::int64_t rows, std::int64_t n, std::int64_t k, bool smallest,
+                       float* values, std::int64_t* indices, void* workspace, cudaStream_t stream) {
+  constexpr std::int64_t kMaxRows = 65535;
+  for (std::int64_t r = 0; r < rows; r += kMaxRows) {
+    const std::int64_t chunk = rows - r < kMaxRows ? rows - r : kMaxRows;
+    const cudaError_t status =
+        launch_air_rows<Config>(in + r * n, chunk, n, k, smallest, values + r * k, indices + r * k, workspace, stream);
+    if (status != cudaSuccess) return status;
+  }
+  return cudaSuccess;
+}
+
+}  // namespace kiln::topk
