@@ -9,8 +9,10 @@ namespace kiln::attention {
 
 // Limits shared by the kernel, the split planner and the workload's scratch sizing.
 inline constexpr int kMaxBlock = 256;         // largest BLOCK_M / BLOCK_N a Config may use
-inline constexpr int kMaxSplitTarget = 4;     // largest SPLIT_TARGET (blocks per SM aimed at)
-inline constexpr int kMaxSplits = 16;         // most key/value splits of one problem
+// Decode grids (a few packed query rows per key/value head) are tens of small blocks: they need
+// many blocks per SM, and so many key splits, to keep enough K/V loads in flight.
+inline constexpr int kMaxSplitTarget = 8;     // largest SPLIT_TARGET (blocks per SM aimed at)
+inline constexpr int kMaxSplits = 64;         // most key/value splits of one problem
 inline constexpr int kMinTilesPerSplit = 2;   // a split below two key tiles costs more than it gains
 inline constexpr int kMaxSmemPerBlock = 232448;  // sm_90 opt-in limit; the space prunes per device
 

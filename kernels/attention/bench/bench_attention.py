@@ -81,23 +81,32 @@ def visible_pairs(sq, sk, causal):
     return sk * (sk + 1) // 2
 
 
-def floor_seconds(b, h, s, d, causal, rates):
-    pairs = visible_pairs(s, s, causal)
-    flops = 4 * b * h * d * pairs
-    bytes_ = 2 * d * (2 * b * h * s + 2 * b * h * s)
-    return max(flops / rates["tensor"], bytes_ / rates["dram"], b * h * pairs / rates["sfu"])
+def floor_seconds(shape, rates):
+    pairs = visible_pairs(shape.sq, shape.sk, shape.causal)
+    flops = 4 * shape.b * shape.hq * shape.d * pairs
+    # Q read and O written per query head; K and V read once per key/value head.
+    bytes_ = 2 * shape.d * (2 * shape.b * shape.hq * shape.sq + 2 * shape.b * shape.hkv * shape.sk)
+    return max(flops / rates["tensor"], bytes_ / rates["dram"], shape.b * shape.hq * pairs / rates["sfu"])
 
 
-def fa_flops(b, h, s, d, causal):
-    return 4 * b * h * s * s * d / (2 if causal else 1)
+def fa_flops(shape):
+    # FlashAttention's convention on square problems (4·B·H·S²·D, halved for causal); the visible
+    # pairs exactly elsewhere (Sq != Sk: decode, bottom-right causal).
+    if shape.sq == shape.sk:
+        return 4 * shape.b * shape.hq * shape.sq * shape.sk * shape.d / (2 if shape.causal else 1)
+    return 4 * shape.b * shape.hq * shape.d * visible_pairs(shape.sq, shape.sk, shape.causal)
 
 
 class Shape:
-    def __init__(self, b, h, s, d, causal):
-        self.b, self.h, self.s, self.d, self.causal = b, h, s, d, causal
+    def __init__(self, b, h, s, d, causal, hkv=None, sk=None):
+        self.b, self.hq, self.sq, self.d, self.causal = b, h, s, d, causal
+        self.hkv = h if hkv is None else hkv
+        self.sk = s if sk is None else sk
 
     def __str__(self):
-        return f"B{self.b} H{self.h} S{self.s} D{self.d} {'causal' if self.causal else 'full'}"
+        heads = f"H{self.hq}" if self.hkv == self.hq else f"H{self.hq}/{self.hkv}"
+        seqs = f"S{self.sq}" if self.sk == self.sq else f"Sq{self.sq} Sk{self.sk}"
+        return f"B{self.b} {heads} {seqs} D{self.d} {'causal' if self.causal else 'full'}"
 
 
 def seed_shapes():
@@ -114,27 +123,44 @@ def fa_grid(seqs, head_dims=(64, 128)):
     return [Shape(16384 // s, 2048 // d, s, d, causal) for d in head_dims for causal in (False, True) for s in seqs]
 
 
+def decode_shapes(head_dims=(64, 128)):
+    # Decode: one or four new queries per sequence against a long key/value cache, 32 query heads
+    # in groups of 1, 4 and 8 (key/value heads 32, 8, 4), batch 4; no mask (a bottom-right causal
+    # mask hides nothing of a single query and little of four).
+    return [Shape(4, 32, sq, d, False, hkv=32 // g, sk=sk)
+            for d in head_dims for sq in (1, 4) for sk in (1024, 8192, 131072) for g in (1, 4, 8)]
+
+
+def offgrid_shapes():
+    # Shapes beside the grid: grouped-query, odd lengths, Sq != Sk with the bottom-right causal mask.
+    return [Shape(1, 32, 8192, 128, True, hkv=8), Shape(1, 8, 3000, 128, False), Shape(8, 8, 1024, 256, True),
+            Shape(2, 16, 1000, 64, True, hkv=4, sk=3001), Shape(1, 32, 4099, 128, False, hkv=4),
+            Shape(1, 8, 32768, 128, True)]
+
+
 class Problem:
     """Tensors [B, S, H, D] (bf16) shared by Kiln and SDPA (which sees [B, H, S, D] views)."""
 
     def __init__(self, lib, shape, variants):
         self.lib, self.shape = lib, shape
-        b, h, s, d = shape.b, shape.h, shape.s, shape.d
-        g = torch.Generator(device="cuda").manual_seed(1234 + s + d)
-        self.q = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16, generator=g)
-        self.k = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16, generator=g)
-        self.v = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16, generator=g)
+        b, hq, hkv, sq, sk, d = shape.b, shape.hq, shape.hkv, shape.sq, shape.sk, shape.d
+        g = torch.Generator(device="cuda").manual_seed(1234 + sq + sk + d)
+        self.q = torch.randn(b, sq, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
+        self.k = torch.randn(b, sk, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
+        self.v = torch.randn(b, sk, hkv, d, device="cuda", dtype=torch.bfloat16, generator=g)
         self.o = torch.empty_like(self.q)
         self.qt, self.kt, self.vt = (x.transpose(1, 2) for x in (self.q, self.k, self.v))
         c = Call()
         c.q, c.k, c.v, c.o = self.q.data_ptr(), self.k.data_ptr(), self.v.data_ptr(), self.o.data_ptr()
         c.lse = None
         c.dtype = 0
-        c.batch, c.heads_q, c.heads_kv, c.seq_q, c.seq_k, c.head_dim = b, h, h, s, s, d
+        c.batch, c.heads_q, c.heads_kv, c.seq_q, c.seq_k, c.head_dim = b, hq, hkv, sq, sk, d
         c.causal = int(shape.causal)
         c.scale = 1.0 / math.sqrt(d)
-        for name in ("q_strides", "k_strides", "v_strides", "o_strides"):
-            getattr(c, name)[:] = [s * h * d, d, h * d]
+        for name in ("q_strides", "o_strides"):
+            getattr(c, name)[:] = [sq * hq * d, d, hq * d]
+        for name in ("k_strides", "v_strides"):
+            getattr(c, name)[:] = [sk * hkv * d, d, hkv * d]
         need = lib.kiln_attention_bench_workspace_bytes(ctypes.byref(c))
         for i in variants:
             need = max(need, lib.kiln_attention_bench_variant_workspace_bytes(i, ctypes.byref(c)))
@@ -159,20 +185,31 @@ class Problem:
                 raise RuntimeError(lib.kiln_attention_bench_error().decode())
         return run
 
+    def sdpa_args(self):
+        """SDPA's mask arguments for Kiln's semantics: grouped-query heads; a causal mask aligned to
+        the bottom right when Sq != Sk (is_causal aligns it to the top left)."""
+        sh = self.shape
+        kw = {"enable_gqa": sh.hq != sh.hkv}
+        if sh.causal and sh.sq != sh.sk:
+            kw["attn_mask"] = torch.nn.attention.bias.causal_lower_right(sh.sq, sh.sk)
+        else:
+            kw["is_causal"] = sh.causal
+        return kw
+
     def sdpa(self, backend):
-        q, k, v, causal = self.qt, self.kt, self.vt, self.shape.causal
+        q, k, v, kw = self.qt, self.kt, self.vt, self.sdpa_args()
         if backend is None:
-            return lambda stream: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            return lambda stream: F.scaled_dot_product_attention(q, k, v, **kw)
 
         def run(stream):
             with sdpa_kernel(backend):
-                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                return F.scaled_dot_product_attention(q, k, v, **kw)
         return run
 
     def reference(self):
         with sdpa_kernel(SDPBackend.MATH):
             return F.scaled_dot_product_attention(self.qt.float(), self.kt.float(), self.vt.float(),
-                                                  is_causal=self.shape.causal)
+                                                  **self.sdpa_args())
 
 
 def current_stream():
@@ -253,22 +290,26 @@ def rel_l2(out_bshd, ref_bhsd):
 def bench_shape(lib, shape, all_variants, rates, check_limit):
     variants = [i for i in all_variants if lib.kiln_attention_bench_variant_head_dim(i) == shape.d]
     prob = Problem(lib, shape, variants)
-    row = {"shape": str(shape), "b": shape.b, "h": shape.h, "s": shape.s, "d": shape.d, "causal": shape.causal,
+    row = {"shape": str(shape), "b": shape.b, "hq": shape.hq, "hkv": shape.hkv, "sq": shape.sq, "sk": shape.sk,
+           "d": shape.d, "causal": shape.causal,
            "dispatched": lib.kiln_attention_bench_dispatched(prob.ref).decode(), "errors": {}, "kernel_us": {},
            "latency_us": {}}
     kiln_methods = [("kiln", prob.kiln())] + [(lib.kiln_attention_bench_variant_name(i).decode(), prob.variant(i))
                                                for i in variants]
-    if shape.b * shape.h * shape.s * shape.s <= check_limit:
+    if shape.b * shape.hq * shape.sq * shape.sk <= check_limit:
         ref = prob.reference()
         for name, fn in kiln_methods:
             prob.o.fill_(float("nan"))
             fn(current_stream())
             torch.cuda.synchronize()
             row["errors"][name] = rel_l2(prob.o, ref)
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            row["errors"]["sdpa_flash"] = (
-                (F.scaled_dot_product_attention(prob.qt, prob.kt, prob.vt, is_causal=shape.causal).float() - ref).norm()
-                / ref.norm()).item()
+        try:
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                row["errors"]["sdpa_flash"] = (
+                    (F.scaled_dot_product_attention(prob.qt, prob.kt, prob.vt, **prob.sdpa_args()).float() - ref).norm()
+                    / ref.norm()).item()
+        except RuntimeError:
+            pass  # flash does not take this mask
         del ref
     for name, fn in kiln_methods:
         row["kernel_us"][name] = kernel_time_us(fn)
@@ -288,8 +329,8 @@ def bench_shape(lib, shape, all_variants, rates, check_limit):
     row["latency_us"]["kiln"] = latency_us(prob.kiln())
     row["latency_us"]["best"] = latency_us(prob.variant(best_index)) if best_index >= 0 else row["latency_us"]["kiln"]
     row["native_latency_us"] = {"kiln": native_latency_us(lib, prob, -1), "best": native_latency_us(lib, prob, best_index)}
-    row["floor_us"] = floor_seconds(shape.b, shape.h, shape.s, shape.d, shape.causal, rates) * 1e6
-    row["fa_flops"] = fa_flops(shape.b, shape.h, shape.s, shape.d, shape.causal)
+    row["floor_us"] = floor_seconds(shape, rates) * 1e6
+    row["fa_flops"] = fa_flops(shape)
     return row
 
 
@@ -334,7 +375,7 @@ def short(name):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lib", required=True, help="path of libkiln_attention_bench.so")
-    ap.add_argument("--shapes", default="seed,grid", help="comma list of: seed, grid")
+    ap.add_argument("--shapes", default="seed,grid", help="comma list of: seed, grid, decode, offgrid")
     ap.add_argument("--seqs", default="512,1024,2048,4096,8192,16384", help="grid sequence lengths")
     ap.add_argument("--head-dims", default="64,128,256", help="grid head dimensions")
     ap.add_argument("--variants", default="all", help="'all', 'none' or comma list of variant indices")
@@ -357,6 +398,10 @@ def main():
         shapes += seed_shapes()
     if "grid" in args.shapes:
         shapes += fa_grid([int(x) for x in args.seqs.split(",")], [int(x) for x in args.head_dims.split(",")])
+    if "decode" in args.shapes:
+        shapes += decode_shapes([d for d in (int(x) for x in args.head_dims.split(",")) if d in (64, 128)])
+    if "offgrid" in args.shapes:
+        shapes += offgrid_shapes()
     print(f"device: {device}, torch {torch.__version__}, {count} variants compiled", flush=True)
     # The floor of the per-call latency on this machine: an empty kernel, measured the same way.
     dev, host = ctypes.c_double(), ctypes.c_double()
