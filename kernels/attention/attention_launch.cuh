@@ -23,15 +23,16 @@ struct SplitPlan {
 inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 // How many key ranges each query block's keys are cut into. Splitting pays only when the grid of
-// (batch, head, query block) leaves SMs idle: then aim for `split_target` blocks per SM, with at
-// least kMinTilesPerSplit key tiles per split and at most kMaxSplits splits.
-inline SplitPlan plan_splits(int batch, int heads_q, int m_blocks, int n_blocks, int split_target, int sm_count) {
+// (batch, head, query block) leaves SMs idle: then fill one wave of `per_sm` blocks on every SM
+// (never more: a second, partial wave would double the time of the whole grid), with at least
+// kMinTilesPerSplit key tiles per split and at most kMaxSplits splits.
+inline SplitPlan plan_splits(int batch, int heads_q, int m_blocks, int n_blocks, int per_sm, int sm_count) {
   SplitPlan plan{1, n_blocks};
-  if (split_target <= 0 || n_blocks < 2 * kMinTilesPerSplit) return plan;
+  if (per_sm <= 0 || n_blocks < 2 * kMinTilesPerSplit) return plan;
   const std::int64_t blocks = static_cast<std::int64_t>(batch) * heads_q * m_blocks;
-  const std::int64_t target = static_cast<std::int64_t>(split_target) * sm_count;
-  if (blocks >= target) return plan;
-  std::int64_t splits = (target + blocks - 1) / blocks;
+  const std::int64_t wave = static_cast<std::int64_t>(per_sm) * sm_count;
+  if (blocks >= wave) return plan;
+  std::int64_t splits = wave / blocks;
   splits = std::min<std::int64_t>({splits, n_blocks / kMinTilesPerSplit, kMaxSplits});
   if (splits <= 1) return plan;
   const int tiles = static_cast<int>((n_blocks + splits - 1) / splits);
@@ -62,12 +63,44 @@ void grid_rows(const ForwardParams& p, int& m_blocks, int& heads) {
   heads = packed ? p.heads_kv : p.heads_q;
 }
 
+namespace detail {
+template <class Kernel>
+cudaError_t allow_smem(Kernel kernel, int bytes, std::atomic<std::uint64_t>& done_devices);
+}  // namespace detail
+
+// Blocks of Config's forward kernel resident on one SM (its shared memory, registers and
+// threads), queried once per device; 0 when the query fails. The bf16 full-mask instantiation
+// stands for all four: they share the shared memory and the block size.
+template <class Config>
+int resident_blocks_per_sm() {
+  using T = Traits<Config>;
+  constexpr int kDevices = 64;
+  static std::atomic<int> cached[kDevices];  // 0: not queried yet
+  static std::atomic<std::uint64_t> smem_ready{0};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return 0;
+  if (device < kDevices) {
+    const int known = cached[device].load(std::memory_order_relaxed);
+    if (known > 0) return known;
+  }
+  auto kernel = attention_forward_kernel<T, __nv_bfloat16, false>;
+  int per_sm = 0;
+  if (detail::allow_smem(kernel, T::kSmemBytes, smem_ready) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, T::kThreads, T::kSmemBytes) != cudaSuccess) {
+    return 0;
+  }
+  if (device < kDevices && per_sm > 0) cached[device].store(per_sm, std::memory_order_relaxed);
+  return per_sm;
+}
+
+// SPLIT_TARGET blocks per SM are aimed at, as many as fit (at least one).
 template <class Config>
 SplitPlan plan_for(const ForwardParams& p, int sm_count) {
   using T = Traits<Config>;
   int m_blocks = 0, heads = 0;
   grid_rows<Config>(p, m_blocks, heads);
-  return plan_splits(p.batch, heads, m_blocks, ceil_div(p.seq_k, T::kBlockN), T::kSplitTarget, sm_count);
+  const int per_sm = T::kSplitTarget <= 0 ? 0 : std::max(1, std::min(T::kSplitTarget, resident_blocks_per_sm<Config>()));
+  return plan_splits(p.batch, heads, m_blocks, ceil_div(p.seq_k, T::kBlockN), per_sm, sm_count);
 }
 
 // Scratch bytes the Config's plan asks for on this problem (0 when it does not split).
