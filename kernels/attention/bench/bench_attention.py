@@ -24,6 +24,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention.bias import causal_lower_right
 
 
 class Call(ctypes.Structure):
@@ -191,7 +192,7 @@ class Problem:
         sh = self.shape
         kw = {"enable_gqa": sh.hq != sh.hkv}
         if sh.causal and sh.sq != sh.sk:
-            kw["attn_mask"] = torch.nn.attention.bias.causal_lower_right(sh.sq, sh.sk)
+            kw["attn_mask"] = causal_lower_right(sh.sq, sh.sk)
         else:
             kw["is_causal"] = sh.causal
         return kw
@@ -419,10 +420,10 @@ def main():
               f"(sdpa flash {fmt(row['errors'].get('sdpa_flash'), '.1e')})", flush=True)
         rows.append(row)
         torch.cuda.empty_cache()
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": device, "torch": torch.__version__, "empty_kernel_latency_us": empty, "rows": rows}, f,
-                      indent=1)
+        if args.json:  # after every shape: a long run cut short keeps what it measured
+            with open(args.json, "w") as f:
+                json.dump({"device": device, "torch": torch.__version__, "empty_kernel_latency_us": empty, "rows": rows},
+                          f, indent=1)
     print_tables(rows, device, empty)
     bad = [(r["shape"], n, e) for r in rows for n, e in r["errors"].items() if n != "sdpa_flash" and not e <= 2e-2]
     if bad:
