@@ -395,13 +395,17 @@ def main():
     else:
         variants = [int(x) for x in args.variants.split(",")]
     shapes = []
-    if "seed" in args.shapes:
+    sets = args.shapes.split(",")
+    unknown = [x for x in sets if x not in ("seed", "grid", "decode", "offgrid")]
+    if unknown:
+        ap.error(f"--shapes: unknown set(s) {', '.join(unknown)}; expected seed, grid, decode, offgrid")
+    if "seed" in sets:
         shapes += seed_shapes()
-    if "grid" in args.shapes:
+    if "grid" in sets:
         shapes += fa_grid([int(x) for x in args.seqs.split(",")], [int(x) for x in args.head_dims.split(",")])
-    if "decode" in args.shapes:
+    if "decode" in sets:
         shapes += decode_shapes([d for d in (int(x) for x in args.head_dims.split(",")) if d in (64, 128)])
-    if "offgrid" in args.shapes:
+    if "offgrid" in sets:
         shapes += offgrid_shapes()
     print(f"device: {device}, torch {torch.__version__}, {count} variants compiled", flush=True)
     # The floor of the per-call latency on this machine: an empty kernel, measured the same way.
