@@ -96,20 +96,21 @@ union Shared {
   WarpShared<THREADS, RADIX ? 1 : kWarpMaxList> warp;
 };
 
-// Sorts a[0, n) best first (n a power of two) with `count` cooperating threads, thread `t`.
+// Sorts a[0, n) best first (n a power of two) with `count` cooperating threads, thread `t`. Each
+// step's n / 2 compare-exchanges are spread over the threads (comparator c works on i, the c-th
+// index with bit j clear, and i + j), so that no thread idles while another takes two.
 template <class Sync>
 __device__ void bitonic_sort(std::uint64_t* a, int n, int t, int count, Sync sync) {
   for (int size = 2; size <= n; size <<= 1) {
     for (int j = size >> 1; j > 0; j >>= 1) {
-      for (int i = t; i < n; i += count) {
-        const int l = i ^ j;
-        if (l > i) {
-          const std::uint64_t x = a[i], y = a[l];
-          const bool descending = (i & size) == 0;
-          if (descending ? x < y : x > y) {
-            a[i] = y;
-            a[l] = x;
-          }
+      for (int c = t; c < n / 2; c += count) {
+        const int i = (c << 1) - (c & (j - 1));
+        const int l = i + j;
+        const std::uint64_t x = a[i], y = a[l];
+        const bool descending = (i & size) == 0;
+        if (descending ? x < y : x > y) {
+          a[i] = y;
+          a[l] = x;
         }
       }
       sync();
