@@ -164,7 +164,7 @@ __device__ void filter_row(const float* x, std::int64_t n, bool smallest, int bl
         if (find_bucket(hist, 0, kBins, need, &b, &a) && lane == 0) atomicMax(tau_shared, static_cast<unsigned>(b));
       }
       __syncthreads();
-      tau = *shared_tau;
+      tau = __shfl_sync(0xFFFFFFFFu, *shared_tau, 0);
 #pragma unroll
       for (int j = 0; j < kElements; ++j) {
         if ((mask & (1u << j)) && (key[j] >> kShift) < tau) mask &= ~(1u << j);
@@ -189,7 +189,8 @@ __device__ void filter_row(const float* x, std::int64_t n, bool smallest, int bl
           atomicMax(tau_shared, static_cast<unsigned>(b));
       }
     }
-    tau = *shared_tau;  // only grows
+    // Only grows. Lane 0's read for the whole warp: find_bucket's ranges must agree across lanes.
+    tau = __shfl_sync(0xFFFFFFFFu, *shared_tau, 0);
   }
 
   // The head and the tail (at most 6 elements), by the last block's first warp.
