@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "topk_cuda_filter.cuh"
 #include "topk_cuda_kernels.cuh"
 #include "topk_order.hpp"
 
@@ -33,6 +34,7 @@ namespace kiln::topk {
 inline constexpr int kAirItems = 8;        // elements per thread per tile (two 16-byte loads)
 inline constexpr int kAirStateBytes = 64;  // one row's AirState, padded
 inline constexpr std::int64_t kAirMinBuffer = 4096;
+inline constexpr int kAirFinishThreads = 1024;  // the finishing kernel's block
 
 // A row's selection state in the workspace; zeroed before pass 0 (which ignores the first six
 // fields and starts from the whole row).
@@ -79,49 +81,10 @@ struct Shared {
   std::uint64_t list[kMaxList];  // the finishing sort (one block per row)
   int warp_sums[THREADS / 32];
   AirState st;
-  std::uint32_t tau;  // pass 0: the block's threshold digit
+  unsigned tau;  // pass 0: the block's threshold digit
   std::uint32_t base;
   int chosen, above, last;
 };
-
-// Warp 0: the bucket of the need-th best among the counted elements of hist[0, bins), walking
-// from the top (each lane a contiguous range). Returns false when fewer than `need` are counted.
-template <int BITS>
-__device__ bool find_bucket(const unsigned* hist, int bins, std::uint32_t need, int* bucket, std::uint32_t* above) {
-  constexpr int kPerLane = ((1 << BITS) + 31) / 32;
-  const int lane = threadIdx.x & 31;
-  std::uint32_t sum = 0;
-  for (int i = 0; i < kPerLane; ++i) {
-    const int d = bins - 1 - (lane * kPerLane + i);
-    if (d >= 0) sum += hist[d];
-  }
-  std::uint32_t inclusive = sum;
-  for (int o = 1; o < 32; o <<= 1) {
-    const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, o);
-    if (lane >= o) inclusive += y;
-  }
-  const std::uint32_t exclusive = inclusive - sum;
-  const bool mine = exclusive < need && need <= inclusive;  // one lane at most: inclusive grows
-  int b = 0;
-  std::uint32_t a = exclusive;
-  if (mine) {
-    for (int i = 0; i < kPerLane; ++i) {
-      const int d = bins - 1 - (lane * kPerLane + i);
-      if (d < 0) break;
-      if (a + hist[d] >= need) {
-        b = d;
-        break;
-      }
-      a += hist[d];
-    }
-  }
-  const unsigned owners = __ballot_sync(0xFFFFFFFFu, mine);
-  if (owners == 0) return false;
-  const int owner = __ffs(owners) - 1;
-  *bucket = __shfl_sync(0xFFFFFFFFu, b, owner);
-  *above = __shfl_sync(0xFFFFFFFFu, a, owner);
-  return true;
-}
 
 struct RowPointers {
   const float* x;
@@ -131,54 +94,16 @@ struct RowPointers {
   std::uint64_t* results;
 };
 
-// One pass of one block over its share of the pass's source. All threads call it.
+// Passes after 0: reads the live elements from the
+// row (filtered by the chosen prefix) or from a buffer, in tiles of kAirItems per thread.
 template <class Tr>
-__device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, bool smallest,
-                         Shared<Tr::kThreads, Tr::kBits>& sh) {
-  constexpr int T = Tr::kThreads, B = Tr::kBits;
+__device__ void scan_source(int pass, const RowPointers& p, std::int64_t n, int k, bool smallest, const AirState& st,
+                            bool emit_all, bool append, int shift, int bins, Shared<Tr::kThreads, Tr::kBits>& sh) {
+  constexpr int T = Tr::kThreads;
   const int t = threadIdx.x;
   const int blocks = gridDim.x, block = blockIdx.x;
   const std::int64_t cap = air_buffer_entries(n);
-  if (t == 0) {
-    AirState s;
-    s.prefix = 0;
-    s.shift = 64;
-    s.outer = 64;
-    s.count = static_cast<std::uint32_t>(n);
-    s.need = static_cast<std::uint32_t>(k);
-    s.source = 0;
-    if (pass > 0) {
-      s.prefix = __ldcg(&p.state->prefix);
-      s.shift = __ldcg(&p.state->shift);
-      s.outer = __ldcg(&p.state->outer);
-      s.count = __ldcg(&p.state->count);
-      s.need = __ldcg(&p.state->need);
-      s.source = __ldcg(&p.state->source);
-    }
-    s.finished = __ldcg(&p.state->finished);
-    s.buffered[0] = __ldcg(&p.state->buffered[0]);
-    s.buffered[1] = __ldcg(&p.state->buffered[1]);
-    sh.st = s;
-    sh.tau = 0;
-  }
-  for (int i = t; i < (1 << B); i += T) sh.hist[i] = 0;
-  __syncthreads();
-  const AirState st = sh.st;
-  if (st.finished) {  // uniform: every thread read sh.st after the barrier
-    __syncthreads();  // sh.st is rewritten by the next pass of this block
-    return;
-  }
-  const bool emit_all = st.count == st.need;
-  const int shift = static_cast<int>(st.shift > static_cast<std::uint32_t>(B) ? st.shift - B : 0);
-  const int width = static_cast<int>(st.shift) - shift;
-  const int bins = 1 << width;
-  // Pass 0 appends whatever passes its threshold (overflow is seen by the last block); later
-  // passes append the live elements when all of them fit.
-  const bool append = !emit_all && (pass == 0 || st.count <= cap);
   const int write = pass & 1;
-  std::uint32_t tau = 0;
-  int pending = 0;
-
   // The source: the row (a scalar head up to the first 16-byte boundary, 16-byte loads, a scalar
   // tail; the head and tail are one extra tile of the last block) or a buffer.
   const bool from_row = st.source == 0;
@@ -255,7 +180,6 @@ __device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, 
 
     // Classify: results (atomic slots), dropped, or live (counted; appended below).
     unsigned live = 0;
-    int counted = 0;
 #pragma unroll
     for (int j = 0; j < kAirItems; ++j) {
       if (!(valid & (1u << j))) continue;
@@ -273,37 +197,11 @@ __device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, 
         continue;
       }
       const auto d = static_cast<std::uint32_t>((v >> shift) & static_cast<std::uint64_t>(bins - 1));
-      if (d < tau) continue;
       atomicAdd(&sh.hist[d], 1u);
-      ++counted;
       live |= 1u << j;
     }
-    if (pass == 0 && !emit_all) {
-      // Raise the threshold to the block's k-th bucket so far (its histogram is exact at and
-      // above the old threshold, so the new one is too).
-      pending += __syncthreads_count(counted > 0);
-      if (pending >= 32 || (tau == 0 && pending > 0)) {
-        if (t < 32) {
-          int b = 0;
-          std::uint32_t a = 0;
-          const bool found = find_bucket<B>(sh.hist, bins, st.need, &b, &a);
-          if (found && t == 0 && static_cast<std::uint32_t>(b) > sh.tau) sh.tau = static_cast<std::uint32_t>(b);
-        }
-        __syncthreads();
-        tau = sh.tau;
-        pending = 0;
-      }
-    }
     if (!append) continue;
-    int mine = 0;
-#pragma unroll
-    for (int j = 0; j < kAirItems; ++j) {
-      if (!(live & (1u << j))) continue;
-      if (static_cast<std::uint32_t>((e[j] >> shift) & static_cast<std::uint64_t>(bins - 1)) >= tau)
-        ++mine;
-      else
-        live &= ~(1u << j);
-    }
+    const int mine = __popc(live);
     if (!__syncthreads_or(mine > 0)) continue;
     int total;
     int at = cuda_detail::block_exclusive_scan<T>(mine, sh.warp_sums, &total);
@@ -318,8 +216,19 @@ __device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, 
     }
     __syncthreads();  // sh.base is rewritten by the next tile
   }
+}
 
-  // The block's histogram into the row's; the last block to arrive picks the bucket.
+// The end of a pass: the block's histogram into the row's; the last block to arrive picks the
+// bucket and writes the row's state for the next pass.
+template <class Tr>
+__device__ void finish_pass(int pass, const RowPointers& p, std::int64_t n, const AirState& st, bool emit_all,
+                            bool append, int shift, int width, int bins, Shared<Tr::kThreads, Tr::kBits>& sh) {
+  constexpr int T = Tr::kThreads;
+  const int t = threadIdx.x;
+  const int blocks = gridDim.x;
+  const std::int64_t cap = air_buffer_entries(n);
+  const int write = pass & 1;
+  std::uint32_t* const out_count = write ? &p.state->buffered[1] : &p.state->buffered[0];
   __syncthreads();
   if (blocks > 1) {
     if (!emit_all) {
@@ -346,7 +255,7 @@ __device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, 
     std::uint32_t a = 0;
     // The histogram is exact at and above the need-th best live entry, so the bucket is found; if
     // it were not, the row stops short of k results and the check sees the unwritten entries.
-    const bool found = find_bucket<B>(sh.hist, bins, st.need, &b, &a);
+    const bool found = filter_detail::find_bucket(sh.hist, 0, bins, st.need, &b, &a);
     if (t == 0) {
       sh.chosen = found ? b : -1;
       sh.above = static_cast<int>(a);
@@ -375,19 +284,74 @@ __device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, 
   __syncthreads();
 }
 
-// One block per row: sorts the row's k results and writes values and indices.
+// One pass of one block over its share of the pass's source. All threads call it.
 template <class Tr>
+__device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, bool smallest,
+                         Shared<Tr::kThreads, Tr::kBits>& sh) {
+  constexpr int T = Tr::kThreads, B = Tr::kBits;
+  const int t = threadIdx.x;
+  const int blocks = gridDim.x, block = blockIdx.x;
+  const std::int64_t cap = air_buffer_entries(n);
+  if (t == 0) {
+    AirState s;
+    s.prefix = 0;
+    s.shift = 64;
+    s.outer = 64;
+    s.count = static_cast<std::uint32_t>(n);
+    s.need = static_cast<std::uint32_t>(k);
+    s.source = 0;
+    if (pass > 0) {
+      s.prefix = __ldcg(&p.state->prefix);
+      s.shift = __ldcg(&p.state->shift);
+      s.outer = __ldcg(&p.state->outer);
+      s.count = __ldcg(&p.state->count);
+      s.need = __ldcg(&p.state->need);
+      s.source = __ldcg(&p.state->source);
+    }
+    s.finished = __ldcg(&p.state->finished);
+    s.buffered[0] = __ldcg(&p.state->buffered[0]);
+    s.buffered[1] = __ldcg(&p.state->buffered[1]);
+    sh.st = s;
+    sh.tau = 0;
+  }
+  for (int i = t; i < (1 << B); i += T) sh.hist[i] = 0;
+  __syncthreads();
+  const AirState st = sh.st;
+  if (st.finished) {  // uniform: every thread read sh.st after the barrier
+    __syncthreads();  // sh.st is rewritten by the next pass of this block
+    return;
+  }
+  // (Pass 0 filters even when n == k: pass 1 then finds every live element needed.)
+  const bool emit_all = pass > 0 && st.count == st.need;
+  const int shift = static_cast<int>(st.shift > static_cast<std::uint32_t>(B) ? st.shift - B : 0);
+  const int width = static_cast<int>(st.shift) - shift;
+  const int bins = 1 << width;
+  // Pass 0 appends whatever passes its threshold (overflow is seen by the last block); later
+  // passes append the live elements when all of them fit.
+  const bool append = !emit_all && (pass == 0 || st.count <= cap);
+  if (pass == 0) {
+    filter_detail::filter_row<T, B>(p.x, n, smallest, blocks, block, st.need, sh.hist, &sh.tau, &p.state->buffered[0],
+                                    p.buffer[0], cap);
+  } else {
+    scan_source<Tr>(pass, p, n, k, smallest, st, emit_all, append, shift, bins, sh);
+  }
+  finish_pass<Tr>(pass, p, n, st, emit_all, append, shift, width, bins, sh);
+}
+
+// One block of THREADS threads per row: sorts the row's k results in `list` (shared memory,
+// list_length(k) entries) and writes values and indices.
+template <int THREADS>
 __device__ void finish_row(const RowPointers& p, std::int64_t row, int k, float* values, std::int64_t* indices,
-                           Shared<Tr::kThreads, Tr::kBits>& sh) {
+                           std::uint64_t* list) {
   const int t = threadIdx.x, len = list_length(k);
   // Only the slots this call filled (the workspace keeps earlier calls' entries).
   const std::uint32_t taken = __ldcg(&p.state->results);
   const int filled = taken < static_cast<std::uint32_t>(k) ? static_cast<int>(taken) : k;
-  for (int i = t; i < len; i += Tr::kThreads) sh.list[i] = i < filled ? __ldcg(p.results + i) : 0;
+  for (int i = t; i < len; i += THREADS) list[i] = i < filled ? __ldcg(p.results + i) : 0;
   __syncthreads();
-  cuda_detail::bitonic_sort(sh.list, len, t, Tr::kThreads, [] { __syncthreads(); });
-  for (int j = t; j < k; j += Tr::kThreads) {
-    const std::uint64_t e = sh.list[j];
+  cuda_detail::bitonic_sort(list, len, t, THREADS, [] { __syncthreads(); });
+  for (int j = t; j < k; j += THREADS) {
+    const std::uint64_t e = list[j];
     // An empty slot (0) would mean fewer than k results: leave the poison for the check to see.
     if (e == 0) continue;
     const std::uint32_t column = packed_column(e);
@@ -425,9 +389,9 @@ __host__ __device__ constexpr int air_passes() {
 // finishing sort.
 // At least 768 threads per SM (80 registers a thread; a few spill), for the loads in flight of pass 0.
 template <class Config>
-__global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 768 / Config::THREADS) air_kernel(const float* in, std::int64_t rows, std::int64_t n,
-                                                              int k, bool smallest, int pass, void* workspace,
-                                                              float* values, std::int64_t* indices) {
+__global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 768 / Config::THREADS)
+    air_kernel(const float* in, std::int64_t rows, std::int64_t n, int k, bool smallest, int pass, void* workspace,
+               float* values, std::int64_t* indices) {
   using Tr = CudaTraits<Config>;
   __shared__ air_detail::Shared<Tr::kThreads, Tr::kBits> sh;
   const std::int64_t row = blockIdx.y;
@@ -438,18 +402,31 @@ __global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 
   }
 #pragma unroll 1
   for (int s = 0; s < air_passes<Tr::kBits>(); ++s) air_detail::run_pass<Tr>(s, p, n, k, smallest, sh);
-  air_detail::finish_row<Tr>(p, row, k, values, indices, sh);
+  air_detail::finish_row<Tr::kThreads>(p, row, k, values, indices, sh.list);
 }
 
+// Pass 0 over blocks x rows blocks: a kernel of its own, so that the filter's registers are not
+// those of the later passes' tiles.
 template <class Config>
-__global__ void __launch_bounds__(Config::THREADS) air_finish_kernel(const float* in, std::int64_t rows,
-                                                                     std::int64_t n, int k, void* workspace,
-                                                                     float* values, std::int64_t* indices) {
+__global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 768 / Config::THREADS)
+    air_filter_kernel(const float* in, std::int64_t rows, std::int64_t n, int k, bool smallest, void* workspace) {
   using Tr = CudaTraits<Config>;
   __shared__ air_detail::Shared<Tr::kThreads, Tr::kBits> sh;
+  const std::int64_t row = blockIdx.y;
+  air_detail::run_pass<Tr>(0, air_detail::row_pointers<Tr>(in, n, k, workspace, rows, row), n, k, smallest, sh);
+}
+
+// The finishing sort with several blocks per row: one block of kAirFinishThreads per row (a
+// comparator per thread and step for k up to 2048).
+template <class Config>
+__global__ void __launch_bounds__(kAirFinishThreads) air_finish_kernel(const float* in, std::int64_t rows,
+                                                                       std::int64_t n, int k, void* workspace,
+                                                                       float* values, std::int64_t* indices) {
+  using Tr = CudaTraits<Config>;
+  __shared__ std::uint64_t list[kMaxList];
   const std::int64_t row = blockIdx.x;
-  air_detail::finish_row<Tr>(air_detail::row_pointers<Tr>(in, n, k, workspace, rows, row), row, k, values, indices,
-                             sh);
+  air_detail::finish_row<kAirFinishThreads>(air_detail::row_pointers<Tr>(in, n, k, workspace, rows, row), row, k,
+                                            values, indices, list);
 }
 
 inline std::size_t air_workspace_bytes(int bits, std::int64_t rows, std::int64_t n, std::int64_t k) {
@@ -470,7 +447,7 @@ cudaError_t air_blocks(std::int64_t rows, std::int64_t n, int* blocks) {
     int sms = 0, per_sm = 0;
     status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     if (status == cudaSuccess)
-      status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, air_kernel<Config>, Config::THREADS, 0);
+      status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, air_filter_kernel<Config>, Config::THREADS, 0);
     if (status != cudaSuccess) return status;
     wave = static_cast<std::int64_t>(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
     if (device < kDevices) waves[device].store(wave, std::memory_order_relaxed);
@@ -499,11 +476,13 @@ cudaError_t launch_air_rows(const float* in, std::int64_t rows, std::int64_t n, 
         in, rows, n, kk, smallest, -1, workspace, values, indices);
     return cudaGetLastError();
   }
-  for (int s = 0; s < air_passes<Tr::kBits>(); ++s) {
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(rows));
+  air_filter_kernel<Config><<<grid, Config::THREADS, 0, stream>>>(in, rows, n, kk, smallest, workspace);
+  for (int s = 1; s < air_passes<Tr::kBits>(); ++s) {
     air_kernel<Config><<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(rows)), Config::THREADS, 0, stream>>>(
         in, rows, n, kk, smallest, s, workspace, values, indices);
   }
-  air_finish_kernel<Config><<<static_cast<unsigned>(rows), Config::THREADS, 0, stream>>>(in, rows, n, kk, workspace,
+  air_finish_kernel<Config><<<static_cast<unsigned>(rows), kAirFinishThreads, 0, stream>>>(in, rows, n, kk, workspace,
                                                                                          values, indices);
   return cudaGetLastError();
 }

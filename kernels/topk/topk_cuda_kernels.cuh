@@ -6,7 +6,8 @@
 // lists (few long rows: one block per row would leave most SMs idle).
 //
 // The selections of one block per part (ALGO; `air`, the whole GPU on a row, is in
-// topk_cuda_air.cuh and the launch in topk_cuda_launch.cuh):
+// topk_cuda_air.cuh, `shared`, one block per row filtering into shared memory, in
+// topk_cuda_shared.cuh, and the launch in topk_cuda_launch.cuh):
 //   radix: radix select with filtering, after AIR top-k (SC'23). Keys are taken BITS bits at a
 //     time from the top: a sweep over the live elements builds the histogram of the current digit
 //     in shared memory, and the digit's bucket that holds the k-th best is chosen. The next sweep
@@ -56,11 +57,13 @@ struct CudaTraits {
   static constexpr int kWarps = kThreads / 32;
   static constexpr bool kRadix = Config::ALGO == "radix";
   static constexpr bool kAir = Config::ALGO == "air";
+  static constexpr bool kShared = Config::ALGO == "shared";
   static constexpr int kBits = Config::BITS;
   static constexpr int kSplit = Config::SPLIT;
   static constexpr int kPasses = (32 + kBits - 1) / kBits;
   static_assert(kThreads % 32 == 0 && kThreads >= 64 && kThreads <= 1024, "THREADS: a multiple of 32, 64..1024");
-  static_assert(Config::ALGO == "radix" || Config::ALGO == "warp" || Config::ALGO == "air", "ALGO: radix, warp or air");
+  static_assert(Config::ALGO == "radix" || Config::ALGO == "warp" || Config::ALGO == "air" || Config::ALGO == "shared",
+                "ALGO: radix, warp, air or shared");
   static_assert(kBits >= 4 && kBits <= 11, "BITS: 4..11 (a histogram of 2^BITS counters)");
   static_assert(kSplit >= 1 && kSplit <= kMaxSplit, "SPLIT: 1..kMaxSplit");
 };
@@ -96,20 +99,21 @@ union Shared {
   WarpShared<THREADS, RADIX ? 1 : kWarpMaxList> warp;
 };
 
-// Sorts a[0, n) best first (n a power of two) with `count` cooperating threads, thread `t`.
+// Sorts a[0, n) best first (n a power of two) with `count` cooperating threads, thread `t`. Each
+// step's n / 2 compare-exchanges are spread over the threads (comparator c works on i, the c-th
+// index with bit j clear, and i + j), so that no thread idles while another takes two.
 template <class Sync>
 __device__ void bitonic_sort(std::uint64_t* a, int n, int t, int count, Sync sync) {
   for (int size = 2; size <= n; size <<= 1) {
     for (int j = size >> 1; j > 0; j >>= 1) {
-      for (int i = t; i < n; i += count) {
-        const int l = i ^ j;
-        if (l > i) {
-          const std::uint64_t x = a[i], y = a[l];
-          const bool descending = (i & size) == 0;
-          if (descending ? x < y : x > y) {
-            a[i] = y;
-            a[l] = x;
-          }
+      for (int c = t; c < n / 2; c += count) {
+        const int i = (c << 1) - (c & (j - 1));
+        const int l = i + j;
+        const std::uint64_t x = a[i], y = a[l];
+        const bool descending = (i & size) == 0;
+        if (descending ? x < y : x > y) {
+          a[i] = y;
+          a[l] = x;
         }
       }
       sync();

@@ -86,8 +86,9 @@ using ScanStates = ScanConfig<16, 8, 2, 2>;
 using ScanSmall = ScanConfig<8, 4, 1, 2>;
 // topk_cuda.space.json corners: radix over 16 parts (the first default), radix with 8-bit digits over the
 // most parts, radix in one block per row, the warp selection in one block per row and over 64
-// parts (it runs the radix selection for k above 256), and air (the whole GPU on a row) with
-// 11-bit digits at 256 threads (the default), 8-bit digits at 128 and 11-bit at 512.
+// parts (it runs the radix selection for k above 256), air (the whole GPU on a row) with
+// 11-bit digits at 256 threads (the default), 8-bit digits at 128 and 11-bit at 512, and shared
+// (one block per row, candidates in shared memory) likewise.
 struct TopkRadixDefault {
   static constexpr int THREADS = 256, BITS = 11, SPLIT = 16;
   static constexpr kiln::Choice ALGO{"radix"};
@@ -112,6 +113,11 @@ template <int T, int B>
 struct TopkAir {
   static constexpr int THREADS = T, BITS = B, SPLIT = 1;
   static constexpr kiln::Choice ALGO{"air"};
+};
+template <int T, int B>
+struct TopkShared {
+  static constexpr int THREADS = T, BITS = B, SPLIT = 1;
+  static constexpr kiln::Choice ALGO{"shared"};
 };
 
 class Stream {
@@ -343,6 +349,9 @@ const std::map<std::string, Runner>& topk_runners() {
       {"THREADS256_ALGOair_BITS11_SPLIT1", &run_topk<TopkAir<256, 11>>},
       {"THREADS128_ALGOair_BITS8_SPLIT1", &run_topk<TopkAir<128, 8>>},
       {"THREADS512_ALGOair_BITS11_SPLIT1", &run_topk<TopkAir<512, 11>>},
+      {"THREADS256_ALGOshared_BITS11_SPLIT1", &run_topk<TopkShared<256, 11>>},
+      {"THREADS128_ALGOshared_BITS8_SPLIT1", &run_topk<TopkShared<128, 8>>},
+      {"THREADS512_ALGOshared_BITS11_SPLIT1", &run_topk<TopkShared<512, 11>>},
   };
   return runners;
 }

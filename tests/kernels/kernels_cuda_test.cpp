@@ -263,12 +263,17 @@ TEST_CASE("topk cuda: configs pass the exact check on odd shapes, both modes and
   // than a grid's y axis holds (air launches them in chunks). On 3 x 10007 at k = 2048 of the
   // special input, air's pass 0 appends about 5000 to 6000 candidates (every element until a
   // block has counted k, then about 40 % of the rest), more than its 4096-entry buffers at 128
-  // and 256 threads: the row is read again.
+  // and 256 threads: the row is read again. The shared selection's buffer holds every candidate of
+  // 300 x 32771 at k = 256 (odd n: each row starts at another 16-byte offset, so heads and tails
+  // vary) and of 4 x 65537 at k = 2048 (on the special input over a thousand ties at the k-th
+  // key); on 1 x 3000017 of the special input the NaNs (largest) or the negative infinities
+  // (smallest) alone, one element in 40 and all at or above the k-th key, overflow it, so every
+  // sweep reads the row again.
   const struct {
     std::int64_t rows, n, k;
   } shapes[] = {{1, 16384, 1},   {5, 4099, 37},    {3, 10007, 2048}, {2, 300007, 2048}, {170, 97, 96},
                 {1, 3000017, 255}, {64, 2048, 2048}, {1000, 1021, 1},  {7, 65537, 300},   {1, 1, 1},
-                {70000, 16, 3}};
+                {70000, 16, 3},  {300, 32771, 256}, {4, 65537, 2048}};
   for (const std::string& config : cc::topk_configs()) {
     for (const auto& s : shapes) {
       for (const std::string mode : {"largest", "smallest"}) {
