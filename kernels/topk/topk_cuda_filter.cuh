@@ -17,7 +17,10 @@
 //     appended earlier only make the histogram's low bins and the buffer larger; later passes
 //     drop them by their digit.
 //   - Appends need no order: an entry is unique (it holds its column) and the later passes and the
-//     final sort rank by the entry alone. A warp takes its slots with one atomicAdd per step.
+//     final sort rank by the entry alone. A warp takes its slots with one atomicAdd per step on
+//     a counter in shared memory (air with several blocks on a row: of the block's own region).
+//   - A warp reads the block's tau only in a step where one of its elements passes its own,
+//     older tau: an element that fails the older one fails every later one.
 // The first step is the exception: every element of it is counted (tau is 0), then a barrier, a
 // threshold from the whole block's first counts and another barrier, so that the first step
 // appends only what passes it (otherwise the whole first step, 16 x THREADS elements, would be
