@@ -296,7 +296,7 @@ __device__ void filter_share(const float* x, std::uint32_t n, int blocks, int bl
 
   // The block's steps are prefetched into L2 two steps ahead (by one thread), so that lines are
   // on their way while the warps classify, count or wait at the first step's barriers.
-  if (t == 0) prefetch_l2(x4 + u0, u1 - u0 < 2 * kStep ? u1 - u0 : 2 * kStep);
+  if (t == 0 && u1 > u0) prefetch_l2(x4 + u0, u1 - u0 < 2 * kStep ? u1 - u0 : 2 * kStep);
   const float4* p = x4 + u0 + t;
   // The column of this thread's first element of a step.
   std::uint32_t first = head + 4 * (u0 + t);
