@@ -49,6 +49,7 @@ struct AirState {
   std::uint32_t arrived;    // blocks done with the current pass
   std::uint32_t results;    // result slots taken
   std::uint32_t buffered[2];  // entries appended to each buffer
+  std::uint32_t overflow;     // pass 0: a block's candidates overflowed its region of the buffer
 };
 static_assert(sizeof(AirState) <= kAirStateBytes, "AirState fits its slot");
 
@@ -81,7 +82,8 @@ struct Shared {
   std::uint64_t list[kMaxList];  // the finishing sort (one block per row)
   int warp_sums[THREADS / 32];
   AirState st;
-  unsigned tau;  // pass 0: the block's threshold digit
+  unsigned tau;             // pass 0: the block's threshold digit
+  std::uint32_t appended;   // pass 0: entries the block appended to its region
   std::uint32_t base;
   int chosen, above, last;
 };
@@ -269,7 +271,7 @@ __device__ void finish_pass(int pass, const RowPointers& p, std::int64_t n, cons
     } else {
       const auto b = static_cast<std::uint32_t>(sh.chosen);
       const std::uint32_t appended = __ldcg(out_count);
-      const bool fits = append && static_cast<std::int64_t>(appended) <= cap;
+      const bool fits = append && static_cast<std::int64_t>(appended) <= cap && !(pass == 0 && __ldcg(&g->overflow));
       g->prefix = (pass == 0 ? 0 : st.prefix << width) | b;
       g->outer = st.shift;
       g->shift = static_cast<std::uint32_t>(shift);
@@ -284,8 +286,9 @@ __device__ void finish_pass(int pass, const RowPointers& p, std::int64_t n, cons
   __syncthreads();
 }
 
-// One pass of one block over its share of the pass's source. All threads call it.
-template <class Tr>
+// One pass of one block over its share of the pass's source. All threads call it. FILTER: pass
+// 0 (the filter, compiled only into air_filter_kernel), otherwise a pass >= 1.
+template <class Tr, bool FILTER>
 __device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, bool smallest,
                          Shared<Tr::kThreads, Tr::kBits>& sh) {
   constexpr int T = Tr::kThreads, B = Tr::kBits;
@@ -313,6 +316,7 @@ __device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, 
     s.buffered[1] = __ldcg(&p.state->buffered[1]);
     sh.st = s;
     sh.tau = 0;
+    sh.appended = 0;
   }
   for (int i = t; i < (1 << B); i += T) sh.hist[i] = 0;
   __syncthreads();
@@ -329,9 +333,32 @@ __device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, 
   // Pass 0 appends whatever passes its threshold (overflow is seen by the last block); later
   // passes append the live elements when all of them fit.
   const bool append = !emit_all && (pass == 0 || st.count <= cap);
-  if (pass == 0) {
-    filter_detail::filter_row<T, B>(p.x, n, smallest, blocks, block, st.need, sh.hist, &sh.tau, &p.state->buffered[0],
-                                    p.buffer[0], cap);
+  if constexpr (FILTER) {
+    // With several blocks on the row, each appends to a region of its own (in buffer 1, which
+    // pass 1 writes only after this pass), counted in shared memory, and copies it into buffer 0
+    // at the end with one atomic: the row's blocks do not contend on one global counter per warp
+    // and step. A block whose candidates overflow its region makes the next pass read the row.
+    const auto region = static_cast<std::uint32_t>(blocks > 1 ? cap / blocks : cap);
+    std::uint64_t* const mine = blocks > 1 ? p.buffer[1] + static_cast<std::int64_t>(block) * region : p.buffer[0];
+    filter_detail::filter_row<T, B>(p.x, n, smallest, blocks, block, st.need, sh.hist, &sh.tau, &sh.appended, mine,
+                                    region);
+    __syncthreads();
+    const std::uint32_t appended = sh.appended;
+    if (blocks == 1) {
+      if (t == 0) p.state->buffered[0] = appended;
+    } else {
+      if (t == 0) {
+        if (appended > region) atomicExch(&p.state->overflow, 1u);
+        sh.base = atomicAdd(&p.state->buffered[0], appended);
+      }
+      __syncthreads();
+      const std::uint32_t base = sh.base;
+      if (appended <= region) {
+        for (std::uint32_t i = t; i < appended; i += T) {
+          if (base + i < cap) p.buffer[0][base + i] = mine[i];
+        }
+      }
+    }
   } else {
     scan_source<Tr>(pass, p, n, k, smallest, st, emit_all, append, shift, bins, sh);
   }
@@ -385,9 +412,8 @@ __host__ __device__ constexpr int air_passes() {
   return (64 + BITS - 1) / BITS + 1;
 }
 
-// Pass `pass` over blocks x rows blocks; pass < 0: one block per row runs every pass and the
-// finishing sort.
-// At least 768 threads per SM (80 registers a thread; a few spill), for the loads in flight of pass 0.
+// Pass `pass` (>= 1) over blocks x rows blocks; pass < 0: one block per row runs every pass after
+// pass 0 and the finishing sort. At least 768 threads per SM (80 registers a thread).
 template <class Config>
 __global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 768 / Config::THREADS)
     air_kernel(const float* in, std::int64_t rows, std::int64_t n, int k, bool smallest, int pass, void* workspace,
@@ -397,23 +423,23 @@ __global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 
   const std::int64_t row = blockIdx.y;
   const air_detail::RowPointers p = air_detail::row_pointers<Tr>(in, n, k, workspace, rows, row);
   if (pass >= 0) {
-    air_detail::run_pass<Tr>(pass, p, n, k, smallest, sh);
+    air_detail::run_pass<Tr, false>(pass, p, n, k, smallest, sh);
     return;
   }
 #pragma unroll 1
-  for (int s = 0; s < air_passes<Tr::kBits>(); ++s) air_detail::run_pass<Tr>(s, p, n, k, smallest, sh);
+  for (int s = 1; s < air_passes<Tr::kBits>(); ++s) air_detail::run_pass<Tr, false>(s, p, n, k, smallest, sh);
   air_detail::finish_row<Tr::kThreads>(p, row, k, values, indices, sh.list);
 }
 
-// Pass 0 over blocks x rows blocks: a kernel of its own, so that the filter's registers are not
-// those of the later passes' tiles.
+// Pass 0 over blocks x rows blocks: a kernel of its own, so that the filter runs at its own
+// register budget (filter_min_blocks), not that of the later passes' tiles.
 template <class Config>
-__global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 768 / Config::THREADS)
+__global__ void __launch_bounds__(Config::THREADS, filter_detail::filter_min_blocks(Config::THREADS))
     air_filter_kernel(const float* in, std::int64_t rows, std::int64_t n, int k, bool smallest, void* workspace) {
   using Tr = CudaTraits<Config>;
   __shared__ air_detail::Shared<Tr::kThreads, Tr::kBits> sh;
   const std::int64_t row = blockIdx.y;
-  air_detail::run_pass<Tr>(0, air_detail::row_pointers<Tr>(in, n, k, workspace, rows, row), n, k, smallest, sh);
+  air_detail::run_pass<Tr, true>(0, air_detail::row_pointers<Tr>(in, n, k, workspace, rows, row), n, k, smallest, sh);
 }
 
 // The finishing sort with several blocks per row: one block of kAirFinishThreads per row (a
@@ -471,13 +497,13 @@ cudaError_t launch_air_rows(const float* in, std::int64_t rows, std::int64_t n, 
   status = cudaMemsetAsync(workspace, 0, blocks > 1 ? layout.buffers() : layout.hists(), stream);
   if (status != cudaSuccess) return status;
   const int kk = static_cast<int>(k);
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(rows));
+  air_filter_kernel<Config><<<grid, Config::THREADS, 0, stream>>>(in, rows, n, kk, smallest, workspace);
   if (blocks == 1) {
     air_kernel<Config><<<dim3(1, static_cast<unsigned>(rows)), Config::THREADS, 0, stream>>>(
         in, rows, n, kk, smallest, -1, workspace, values, indices);
     return cudaGetLastError();
   }
-  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(rows));
-  air_filter_kernel<Config><<<grid, Config::THREADS, 0, stream>>>(in, rows, n, kk, smallest, workspace);
   for (int s = 1; s < air_passes<Tr::kBits>(); ++s) {
     air_kernel<Config><<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(rows)), Config::THREADS, 0, stream>>>(
         in, rows, n, kk, smallest, s, workspace, values, indices);

@@ -17,7 +17,10 @@
 //     appended earlier only make the histogram's low bins and the buffer larger; later passes
 //     drop them by their digit.
 //   - Appends need no order: an entry is unique (it holds its column) and the later passes and the
-//     final sort rank by the entry alone. A warp takes its slots with one atomicAdd per step.
+//     final sort rank by the entry alone. A warp takes its slots with one atomicAdd per step on
+//     a counter in shared memory (air with several blocks on a row: of the block's own region).
+//   - A warp reads the block's tau only in a step where one of its elements passes its own,
+//     older tau: an element that fails the older one fails every later one.
 // The first step is the exception: every element of it is counted (tau is 0), then a barrier, a
 // threshold from the whole block's first counts and another barrier, so that the first step
 // appends only what passes it (otherwise the whole first step, 16 x THREADS elements, would be
@@ -38,6 +41,13 @@
 namespace kiln::topk::filter_detail {
 
 inline constexpr int kLoads = 4;  // 16-byte loads per thread per step (16 elements)
+
+// Blocks of `threads` per SM that the kernels running the filter ask for (__launch_bounds__): at
+// most 48 registers a thread (5 blocks of 256 on an SM's 64 K registers), so that many warps keep
+// their loads in flight; a step's loads are not held across the previous step.
+__host__ __device__ constexpr int filter_min_blocks(int threads) {
+  return 65536 / (48 * threads) > 0 ? 65536 / (48 * threads) : 1;
+}
 
 // One warp: the bucket of the need-th best among the counts of hist[low, bins), walking from the
 // top (each lane a contiguous range). Returns false when fewer than `need` are counted there. The
@@ -82,7 +92,7 @@ __device__ inline bool find_bucket(const volatile unsigned* hist, int low, int b
 
 // Lane `lane` holds `count` entries to append: the warp's slots from one atomicAdd on *counter;
 // returns the lane's first slot and sets *total to the warp's count. Called by the whole warp.
-__device__ inline std::int64_t warp_slots(int count, std::uint32_t* counter, std::uint32_t* total) {
+__device__ inline std::uint32_t warp_slots(int count, std::uint32_t* counter, std::uint32_t* total) {
   const int lane = threadIdx.x & 31;
   int inclusive = count;
   for (int o = 1; o < 32; o <<= 1) {
@@ -94,122 +104,264 @@ __device__ inline std::int64_t warp_slots(int count, std::uint32_t* counter, std
   if (lane == 0) base = atomicAdd(counter, sum);
   base = __shfl_sync(0xFFFFFFFFu, base, 0);
   *total = sum;
-  return static_cast<std::int64_t>(base) + inclusive - count;
+  return base + static_cast<std::uint32_t>(inclusive - count);
 }
 
-// Block `block` of `blocks` filters its share of x[0, n) (a contiguous range of the row's 16-byte
-// vectors; the last block also takes the scalar head before the first 16-byte boundary and the
-// tail) into hist (2^BITS counters, zeroed), *counter and buffer[0, cap) (entries past cap are
-// counted in *counter, not stored). *tau_shared starts at 0. Every thread of the block calls it;
-// it ends without a barrier.
-template <int THREADS, int BITS>
-__device__ void filter_row(const float* x, std::int64_t n, bool smallest, int blocks, int block, std::uint32_t need,
-                           unsigned* hist, unsigned* tau_shared, std::uint32_t* counter, std::uint64_t* buffer,
-                           std::int64_t cap) {
-  constexpr int kWarps = THREADS / 32, kShift = 32 - BITS, kBins = 1 << BITS, kElements = 4 * kLoads;
-  constexpr std::int64_t kStep = static_cast<std::int64_t>(THREADS) * kLoads;  // vectors per block step
-  const int t = threadIdx.x, lane = t & 31;
-  const volatile unsigned* shared_tau = tau_shared;
-  const auto address = reinterpret_cast<std::uintptr_t>(x);
-  std::int64_t head = static_cast<std::int64_t>(((16 - address % 16) % 16) / 4);
-  if (head > n) head = n;
-  const std::int64_t vectors = (n - head) / 4;
-  const std::int64_t tail = head + 4 * vectors;
-  const auto* x4 = reinterpret_cast<const float4*>(x + head);
-  const std::int64_t per = (vectors + blocks - 1) / blocks;
-  const std::int64_t u0 = per * block < vectors ? per * block : vectors;
-  const std::int64_t u1 = per * (block + 1) < vectors ? per * (block + 1) : vectors;
-  const std::int64_t steps = (u1 - u0 + kStep - 1) / kStep;
-  const std::uint32_t recompute = need / kWarps > 32 ? need / kWarps : 32;
-  std::uint32_t tau = 0, since = 0;
+// The warp's threshold as a float compare (topk_order.hpp, float_at_most): an element passes
+// digit tau (its key's top BITS bits >= tau) when `all`, or (largest) !(x <= limit) or
+// (smallest) x <= limit. Exact for every float (NaN and -0.0 included), one compare an element.
+struct Limit {
+  float limit;
+  bool all;  // tau 0: every element passes
+};
 
-  // The next step's loads are issued before the current step is classified.
-  float4 next[kLoads];
-#pragma unroll
-  for (int u = 0; u < kLoads; ++u) {
-    const std::int64_t v = u0 + u * THREADS + t;
-    next[u] = v < u1 ? __ldcs(x4 + v) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+template <int BITS, bool SMALLEST>
+__device__ __forceinline__ Limit limit_of(std::uint32_t tau) {
+  const std::uint32_t threshold = tau << (32 - BITS);
+  return {__uint_as_float(float_at_most(SMALLEST ? ~threshold : threshold - 1u)), tau == 0};
+}
+
+// The compares are written in PTX without .ftz, so that subnormals compare as themselves
+// whatever the compiler's flush-to-zero setting.
+template <bool SMALLEST>
+__device__ __forceinline__ bool passes(float x, const Limit& l) {
+  unsigned r;
+  if constexpr (SMALLEST) {
+    asm("{\n\t.reg .pred p;\n\tsetp.le.f32 p, %1, %2;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(r) : "f"(x), "f"(l.limit));
+  } else {
+    asm("{\n\t.reg .pred p;\n\tsetp.gtu.f32 p, %1, %2;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(r) : "f"(x), "f"(l.limit));
   }
-  for (std::int64_t s = 0; s < steps; ++s) {
-    const std::int64_t ub = u0 + s * kStep;
-    std::uint32_t key[kElements];
-    unsigned mask = 0;
-#pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      const float4 f = next[u];
-      const std::int64_t v = ub + u * THREADS + t;
-      const std::int64_t w = v + kStep;
-      if (w < u1) next[u] = __ldcs(x4 + w);
-      key[4 * u + 0] = key_of(float_bits(f.x), smallest);
-      key[4 * u + 1] = key_of(float_bits(f.y), smallest);
-      key[4 * u + 2] = key_of(float_bits(f.z), smallest);
-      key[4 * u + 3] = key_of(float_bits(f.w), smallest);
-      if (v < u1) mask |= 0xFu << (4 * u);
+  return l.all || r != 0;
+}
+
+// Whether any of the 16 elements passes: one predicate accumulated by compare-and-or.
+template <bool SMALLEST>
+__device__ __forceinline__ bool any_passes(const float4 (&f)[kLoads], const Limit& l) {
+  static_assert(kLoads == 4, "the compare chain takes 16 elements");
+  unsigned r;
+#define KILN_TOPK_CHAIN(OP)                                                                                           \
+  asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\t"                                                               \
+      "setp." OP ".or.f32 p, %2, %18, p;\n\tsetp." OP ".or.f32 p, %3, %18, p;\n\t"                                      \
+      "setp." OP ".or.f32 p, %4, %18, p;\n\tsetp." OP ".or.f32 p, %5, %18, p;\n\t"                                      \
+      "setp." OP ".or.f32 p, %6, %18, p;\n\tsetp." OP ".or.f32 p, %7, %18, p;\n\t"                                      \
+      "setp." OP ".or.f32 p, %8, %18, p;\n\tsetp." OP ".or.f32 p, %9, %18, p;\n\t"                                      \
+      "setp." OP ".or.f32 p, %10, %18, p;\n\tsetp." OP ".or.f32 p, %11, %18, p;\n\t"                                    \
+      "setp." OP ".or.f32 p, %12, %18, p;\n\tsetp." OP ".or.f32 p, %13, %18, p;\n\t"                                    \
+      "setp." OP ".or.f32 p, %14, %18, p;\n\tsetp." OP ".or.f32 p, %15, %18, p;\n\t"                                    \
+      "setp." OP ".or.f32 p, %16, %18, p;\n\tsetp." OP ".or.f32 p, %17, %18, p;\n\t"                                    \
+      "selp.u32 %0, 1, 0, p;\n\t}"                                                                                    \
+      : "=r"(r)                                                                                                       \
+      : "r"(static_cast<unsigned>(l.all)), "f"(f[0].x), "f"(f[0].y), "f"(f[0].z), "f"(f[0].w), "f"(f[1].x),          \
+        "f"(f[1].y), "f"(f[1].z), "f"(f[1].w), "f"(f[2].x), "f"(f[2].y), "f"(f[2].z), "f"(f[2].w), "f"(f[3].x),      \
+        "f"(f[3].y), "f"(f[3].z), "f"(f[3].w), "f"(l.limit))
+  if constexpr (SMALLEST) {
+    KILN_TOPK_CHAIN("le");
+  } else {
+    KILN_TOPK_CHAIN("gtu");
+  }
+#undef KILN_TOPK_CHAIN
+  return r != 0;
+}
+
+// Asks for `vectors` 16-byte vectors from `p` on in L2 (sm_90: one bulk prefetch; a hint, no
+// effect on results; nothing on older devices).
+__device__ __forceinline__ void prefetch_l2(const float4* p, std::uint32_t vectors) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(vectors * 16u) : "memory");
+#else
+  (void)p;
+  (void)vectors;
+#endif
+}
+
+__device__ __forceinline__ float element(const float4 (&f)[kLoads], int j) {
+  const float4& v = f[j / 4];
+  return j % 4 == 0 ? v.x : j % 4 == 1 ? v.y : j % 4 == 2 ? v.z : v.w;
+}
+
+// The filter of one block's share: the threshold state of one warp and the step's code.
+template <int THREADS, int BITS, bool SMALLEST>
+struct Filter {
+  static constexpr int kWarps = THREADS / 32, kShift = 32 - BITS, kBins = 1 << BITS, kElements = 4 * kLoads;
+  unsigned* hist;
+  unsigned* tau_shared;
+  std::uint32_t* counter;
+  std::uint64_t* buffer;
+  std::uint32_t cap, need, recompute;
+  std::uint32_t tau = 0, since = 0;
+  Limit limit{0.0f, true};
+
+  __device__ void set_tau(std::uint32_t t) {  // warp-uniform
+    if (t != tau) {
+      tau = t;
+      limit = limit_of<BITS, SMALLEST>(t);
     }
+  }
+  // The block's threshold, read by lane 0 for the whole warp (find_bucket's ranges must agree
+  // across lanes).
+  __device__ void refresh() {
+    set_tau(__shfl_sync(0xFFFFFFFFu, *static_cast<const volatile unsigned*>(tau_shared), 0));
+  }
+
+  // Appends the lane's elements of `mask` (vector v's element c is column first + 4 v + c, v the
+  // step's j / 4-th vector of this thread); `count`: whether to count them in the histogram too.
+  __device__ void append(const float4 (&f)[kLoads], unsigned mask, std::uint32_t first, bool count) {
+    std::uint32_t total = 0;
+    std::uint32_t at = warp_slots(__popc(mask), counter, &total);
 #pragma unroll
     for (int j = 0; j < kElements; ++j) {
       if (!(mask & (1u << j))) continue;
-      const std::uint32_t d = key[j] >> kShift;
-      if (d < tau) {
-        mask &= ~(1u << j);
-        continue;
-      }
-      atomicAdd(&hist[d], 1u);
+      const std::uint32_t key = key_of(float_bits(element(f, j)), SMALLEST);
+      if (count) atomicAdd(&hist[key >> kShift], 1u);
+      const std::uint32_t column = first + 4u * static_cast<std::uint32_t>((j / 4) * THREADS) + (j % 4);
+      if (at < cap) buffer[at] = pack(key, column);
+      ++at;
     }
-    if (s == 0) {  // block-uniform: the first threshold from the whole first step
-      __syncthreads();
-      if (t < 32) {
-        int b = 0;
-        std::uint32_t a = 0;
-        if (find_bucket(hist, 0, kBins, need, &b, &a) && lane == 0) atomicMax(tau_shared, static_cast<unsigned>(b));
-      }
-      __syncthreads();
-      tau = __shfl_sync(0xFFFFFFFFu, *shared_tau, 0);
+    since += total;  // warp-uniform
+  }
+
+  // A step with at least one passing element in the warp: the lanes' passing elements are counted
+  // and appended; the warp re-derives the threshold once it counted `recompute` more elements.
+  __device__ void slow_step(const float4 (&f)[kLoads], unsigned valid, std::uint32_t first) {
+    refresh();
+    unsigned mask = 0;
 #pragma unroll
-      for (int j = 0; j < kElements; ++j) {
-        if ((mask & (1u << j)) && (key[j] >> kShift) < tau) mask &= ~(1u << j);
+    for (int j = 0; j < kElements; ++j) mask |= (passes<SMALLEST>(element(f, j), limit) ? 1u : 0u) << j;
+    mask &= valid;
+    if (!__any_sync(0xFFFFFFFFu, mask != 0)) return;
+    append(f, mask, first, true);
+    if (since >= recompute) {
+      since = 0;
+      int b = 0;
+      std::uint32_t a = 0;
+      if (find_bucket(hist, static_cast<int>(tau), kBins, need, &b, &a)) {
+        if ((threadIdx.x & 31) == 0) atomicMax(tau_shared, static_cast<unsigned>(b));
+        set_tau(static_cast<std::uint32_t>(b) > tau ? static_cast<std::uint32_t>(b) : tau);
       }
     }
-    if (__any_sync(0xFFFFFFFFu, mask != 0)) {
-      std::uint32_t total = 0;
-      std::int64_t at = warp_slots(__popc(mask), counter, &total);
+  }
+
+  // The block's first step: every valid element is counted, the block derives its first threshold
+  // from them (two barriers), and only what passes it is appended.
+  __device__ void first_step(const float4 (&f)[kLoads], unsigned valid, std::uint32_t first) {
 #pragma unroll
-      for (int j = 0; j < kElements; ++j) {
-        if (!(mask & (1u << j))) continue;
-        const std::int64_t column = head + 4 * (ub + (j / 4) * THREADS + t) + (j % 4);
-        if (at < cap) buffer[at] = pack(key[j], static_cast<std::uint32_t>(column));
-        ++at;
-      }
-      since += total;  // warp-uniform
-      if (since >= recompute) {
-        since = 0;
-        int b = 0;
-        std::uint32_t a = 0;
-        if (find_bucket(hist, static_cast<int>(tau), kBins, need, &b, &a) && lane == 0)
-          atomicMax(tau_shared, static_cast<unsigned>(b));
-      }
+    for (int j = 0; j < kElements; ++j) {
+      if (valid & (1u << j)) atomicAdd(&hist[key_of(float_bits(element(f, j)), SMALLEST) >> kShift], 1u);
     }
-    // Only grows. Lane 0's read for the whole warp: find_bucket's ranges must agree across lanes.
-    tau = __shfl_sync(0xFFFFFFFFu, *shared_tau, 0);
+    __syncthreads();
+    if (threadIdx.x < 32) {
+      int b = 0;
+      std::uint32_t a = 0;
+      if (find_bucket(hist, 0, kBins, need, &b, &a) && threadIdx.x == 0) atomicMax(tau_shared, static_cast<unsigned>(b));
+    }
+    __syncthreads();
+    refresh();
+    unsigned mask = 0;
+#pragma unroll
+    for (int j = 0; j < kElements; ++j) mask |= (passes<SMALLEST>(element(f, j), limit) ? 1u : 0u) << j;
+    mask &= valid;
+    if (__any_sync(0xFFFFFFFFu, mask != 0)) append(f, mask, first, false);
+  }
+};
+
+// Block `block` of `blocks` filters its share of x[0, n) (a contiguous range of the row's 16-byte
+// vectors; the last block also takes the scalar head before the first 16-byte boundary and the
+// tail) into hist (2^BITS counters, zeroed), *counter (shared memory, zeroed) and buffer[0, cap)
+// (entries past cap are counted in *counter, not stored). *tau_shared starts at 0. Every thread
+// of the block calls it; it ends without a barrier.
+//
+// A step is 4 16-byte streaming loads a thread (16 elements), issued together. A warp none of
+// whose elements passes its threshold does nothing else: 16 compares folded into one predicate
+// and one vote. Only then does it read the block's threshold, compute keys, count and append.
+// Offsets within the share are 32-bit (a row has fewer than 2^31 columns).
+template <int THREADS, int BITS, bool SMALLEST>
+__device__ void filter_share(const float* x, std::uint32_t n, int blocks, int block, std::uint32_t need, unsigned* hist,
+                             unsigned* tau_shared, std::uint32_t* counter, std::uint64_t* buffer, std::uint32_t cap) {
+  constexpr std::uint32_t kStep = static_cast<std::uint32_t>(THREADS) * kLoads;  // vectors per block step
+  using F = Filter<THREADS, BITS, SMALLEST>;
+  const std::uint32_t t = threadIdx.x, lane = t & 31;
+  const auto address = reinterpret_cast<std::uintptr_t>(x);
+  std::uint32_t head = static_cast<std::uint32_t>(((16 - address % 16) % 16) / 4);
+  if (head > n) head = n;
+  const std::uint32_t vectors = (n - head) / 4;
+  const std::uint32_t tail = head + 4 * vectors;
+  const auto* x4 = reinterpret_cast<const float4*>(x + head);
+  const std::uint32_t per = (vectors + static_cast<std::uint32_t>(blocks) - 1) / static_cast<std::uint32_t>(blocks);
+  const std::uint64_t b0 = static_cast<std::uint64_t>(per) * static_cast<std::uint32_t>(block);
+  const std::uint32_t u0 = b0 < vectors ? static_cast<std::uint32_t>(b0) : vectors;
+  const std::uint32_t u1 = b0 + per < vectors ? static_cast<std::uint32_t>(b0 + per) : vectors;
+  const std::uint32_t full = (u1 - u0) / kStep;
+  const bool partial = (u1 - u0) % kStep != 0;
+  F filter{hist, tau_shared, counter, buffer, cap, need, need / F::kWarps > 32 ? need / F::kWarps : 32};
+
+  // The block's steps are prefetched into L2 two steps ahead (by one thread), so that lines are
+  // on their way while the warps classify, count or wait at the first step's barriers.
+  if (t == 0 && u1 > u0) prefetch_l2(x4 + u0, u1 - u0 < 2 * kStep ? u1 - u0 : 2 * kStep);
+  const float4* p = x4 + u0 + t;
+  // The column of this thread's first element of a step.
+  std::uint32_t first = head + 4 * (u0 + t);
+  float4 f[kLoads];
+  for (std::uint32_t s = 0; s < full; ++s) {
+    if (t == 0 && s + 2 < full + (partial ? 1u : 0u)) {
+      const std::uint32_t ahead = u0 + (s + 2) * kStep;
+      prefetch_l2(x4 + ahead, u1 - ahead < kStep ? u1 - ahead : kStep);
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) f[u] = __ldcs(p + u * THREADS);
+    if (s == 0) {  // block-uniform
+      filter.first_step(f, 0xFFFFu, first);
+    } else if (__any_sync(0xFFFFFFFFu, any_passes<SMALLEST>(f, filter.limit))) {
+      filter.slow_step(f, 0xFFFFu, first);
+    }
+    p += kStep;
+    first += 4 * kStep;
+  }
+  if (partial) {  // block-uniform: the share's last, partial step
+    const std::uint32_t ub = u0 + full * kStep;
+    unsigned valid = 0;
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const bool in = ub + u * THREADS + t < u1;
+      f[u] = in ? __ldcs(p + u * THREADS) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      if (in) valid |= 0xFu << (4 * u);
+    }
+    if (full == 0) {
+      filter.first_step(f, valid, first);
+    } else {
+      filter.slow_step(f, valid, first);
+    }
   }
 
   // The head and the tail (at most 6 elements), by the last block's first warp.
   if (block == blocks - 1 && t < 32) {
-    const std::int64_t extra = head + (n - tail);
+    const std::uint32_t extra = head + (n - tail);
     std::uint32_t key = 0, column = 0;
     bool take = false;
     if (lane < extra) {
-      column = static_cast<std::uint32_t>(lane < head ? lane : tail + (lane - head));
-      key = key_of(float_bits(x[column]), smallest);
-      const std::uint32_t d = key >> kShift;
-      take = d >= *shared_tau;
+      column = lane < head ? lane : tail + (lane - head);
+      key = key_of(float_bits(x[column]), SMALLEST);
+      const std::uint32_t d = key >> (32 - BITS);
+      take = d >= *static_cast<const volatile unsigned*>(tau_shared);
       if (take) atomicAdd(&hist[d], 1u);
     }
     if (__any_sync(0xFFFFFFFFu, take)) {
       std::uint32_t total = 0;
-      const std::int64_t at = warp_slots(take ? 1 : 0, counter, &total);
+      const std::uint32_t at = warp_slots(take ? 1 : 0, counter, &total);
       if (take && at < cap) buffer[at] = pack(key, column);
     }
+  }
+}
+
+template <int THREADS, int BITS>
+__device__ void filter_row(const float* x, std::int64_t n, bool smallest, int blocks, int block, std::uint32_t need,
+                           unsigned* hist, unsigned* tau_shared, std::uint32_t* counter, std::uint64_t* buffer,
+                           std::uint32_t cap) {
+  if (smallest) {
+    filter_share<THREADS, BITS, true>(x, static_cast<std::uint32_t>(n), blocks, block, need, hist, tau_shared, counter,
+                                      buffer, cap);
+  } else {
+    filter_share<THREADS, BITS, false>(x, static_cast<std::uint32_t>(n), blocks, block, need, hist, tau_shared,
+                                       counter, buffer, cap);
   }
 }
 

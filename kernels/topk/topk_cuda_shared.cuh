@@ -57,7 +57,7 @@ struct Block {
 // Block `row`: the row's top k. Dynamic shared memory: list_length(k) entries of the list, `cap`
 // entries of the buffer, 2^BITS counters.
 template <class Config>
-__global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 768 / Config::THREADS)
+__global__ void __launch_bounds__(Config::THREADS, filter_detail::filter_min_blocks(Config::THREADS))
     shared_kernel(const float* in, std::int64_t n, int k, bool smallest, std::int64_t cap, float* values,
                   std::int64_t* indices) {
   using Tr = CudaTraits<Config>;
@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 
   }
   __syncthreads();
   filter_detail::filter_row<T, B>(x, n, smallest, 1, 0, static_cast<std::uint32_t>(k), hist, &sh.tau, &sh.count,
-                                  buffer, cap);
+                                  buffer, static_cast<std::uint32_t>(cap));
   __syncthreads();
   const std::int64_t count = sh.count;
   const bool from_buffer = count <= cap;

@@ -40,6 +40,36 @@ KILN_TOPK_HD std::uint32_t key_of(std::uint32_t bits, bool smallest) {
   return smallest ? ~k : k;
 }
 
+// The greatest non-NaN float (as bits) whose largest-mode key is at most `key`, or a NaN's bits
+// when there is none. The CUDA filter compares floats against it instead of computing every
+// element's key: for a non-NaN x, x <= limit(K) <=> key_largest(x) <= K (float order is key order,
+// -0.0 == +0.0 included, and no key lies strictly between limit(K)'s key and K), and a compare with
+// a NaN is unordered. Keys that no float has: below key(-inf) = 0x007FFFFF (those of negative NaN
+// bit patterns), 0x7FFFFFFF (that of -0.0, which takes +0.0's), and above key(+inf) = 0xFF800000
+// but for 0xFFFFFFFF (every NaN).
+KILN_TOPK_HD std::uint32_t float_at_most(std::uint32_t key) {
+  if (key < 0x007FFFFFu) return 0x7FFFFFFFu;  // a NaN: no float is that low
+  if (key >= 0xFF800000u) return 0x7F800000u;  // +inf
+  if (key >= 0x80000000u) return key & 0x7FFFFFFFu;
+  return ~(key == 0x7FFFFFFFu ? 0x7FFFFFFEu : key);  // negative; 0x7FFFFFFF would be -0.0
+}
+
+// Whether key_of(bits, smallest) >= threshold, through float_at_most as the filter decides it:
+// largest: all keys pass a zero threshold, otherwise x passes when !(x <= limit(threshold - 1))
+// (a NaN passes); smallest: key_of >= threshold <=> key_largest <= ~threshold, so x passes when
+// x <= limit(~threshold) (a NaN only at threshold 0). The host twin of the filter's compare.
+KILN_TOPK_HD bool passes_limit(float x, std::uint32_t threshold, bool smallest) {
+  if (threshold == 0) return true;
+#if defined(__CUDA_ARCH__)
+  const float limit = __uint_as_float(float_at_most(smallest ? ~threshold : threshold - 1));
+#else
+  const std::uint32_t bits = float_at_most(smallest ? ~threshold : threshold - 1);
+  float limit;
+  std::memcpy(&limit, &bits, sizeof limit);
+#endif
+  return smallest ? x <= limit : !(x <= limit);
+}
+
 KILN_TOPK_HD std::uint64_t pack(std::uint32_t key, std::uint32_t column) {
   return (static_cast<std::uint64_t>(key) << 32) | (0xFFFFFFFFu - column);
 }

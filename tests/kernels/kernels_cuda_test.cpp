@@ -268,12 +268,15 @@ TEST_CASE("topk cuda: configs pass the exact check on odd shapes, both modes and
   // vary) and of 4 x 65537 at k = 2048 (on the special input over a thousand ties at the k-th
   // key); on 1 x 3000017 of the special input the NaNs (largest) or the negative infinities
   // (smallest) alone, one element in 40 and all at or above the k-th key, overflow it, so every
-  // sweep reads the row again.
+  // sweep reads the row again. 1 x 16777219 gives air's blocks several full filter steps each
+  // (the step with no passing element, taken on most steps, in both modes); on 3 x 10007 and
+  // 2 x 300007 at k = 2048 a block's share is shorter than k, every element passes and overflows
+  // the block's region of the buffer (its overflow flag makes the next pass read the row).
   const struct {
     std::int64_t rows, n, k;
   } shapes[] = {{1, 16384, 1},   {5, 4099, 37},    {3, 10007, 2048}, {2, 300007, 2048}, {170, 97, 96},
                 {1, 3000017, 255}, {64, 2048, 2048}, {1000, 1021, 1},  {7, 65537, 300},   {1, 1, 1},
-                {70000, 16, 3},  {300, 32771, 256}, {4, 65537, 2048}};
+                {70000, 16, 3},  {300, 32771, 256}, {4, 65537, 2048}, {1, 16777219, 700}};
   for (const std::string& config : cc::topk_configs()) {
     for (const auto& s : shapes) {
       for (const std::string mode : {"largest", "smallest"}) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -113,6 +114,51 @@ TEST_CASE("topk cpu: the reference ranks NaN above +inf, -0 as +0, ties by lower
   CHECK(kiln::topk::reference_row(x, 8, 8, true) == V{2, 4, 5, 0, 7, 3, 1, 6});
   CHECK(kiln::topk::reference_row(x, 8, 3, true) == V{2, 4, 5});
   CHECK(kiln::topk::reference_row(x, 8, 1, false) == V{1});
+}
+
+TEST_CASE("topk cpu: the filter's float limit decides exactly as the key's threshold", "[topk][cpu]") {
+  // passes_limit (the CUDA filter's compare) against key_of >= threshold, for every threshold
+  // digit of 8 and 11 bits, thresholds at the keys no float has, and floats at and next to each
+  // limit, the special values and random bit patterns (NaNs of both signs included).
+  std::vector<std::uint32_t> thresholds = {1u, 0x007FFFFEu, 0x007FFFFFu, 0x00800000u, 0x7FFFFFFEu, 0x7FFFFFFFu,
+                                           0x80000000u, 0x80000001u, 0xFF800000u, 0xFF800001u, 0xFFFFFFFEu,
+                                           0xFFFFFFFFu};
+  for (std::uint32_t d = 0; d < (1u << 11); ++d) thresholds.push_back(d << 21);
+  for (std::uint32_t d = 0; d < (1u << 8); ++d) thresholds.push_back(d << 24);
+  std::vector<std::uint32_t> bits = {0x00000000u, 0x80000000u, 0x00000001u, 0x80000001u, 0x7F7FFFFFu, 0xFF7FFFFFu,
+                                     0x7F800000u, 0xFF800000u, 0x7F800001u, 0xFF800001u, 0x7FC00000u, 0xFFC00000u,
+                                     0x7FFFFFFFu, 0xFFFFFFFFu, 0x3F800000u, 0xBF800000u};
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < 4000; ++i) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    bits.push_back(static_cast<std::uint32_t>(state));
+  }
+  std::int64_t checked = 0, mismatches = 0;
+  for (const std::uint32_t t : thresholds) {
+    std::vector<std::uint32_t> xs = bits;
+    for (const std::uint32_t limit : {kiln::topk::float_at_most(t - 1), kiln::topk::float_at_most(~t)}) {
+      for (const std::uint32_t delta : {0u, 1u, 2u, 0xFFFFFFFFu, 0xFFFFFFFEu}) {
+        xs.push_back(limit + delta);
+        xs.push_back((limit ^ 0x80000000u) + delta);
+      }
+    }
+    for (const bool smallest : {false, true}) {
+      for (const std::uint32_t b : xs) {
+        float x;
+        std::memcpy(&x, &b, sizeof x);
+        const bool expected = kiln::topk::key_of(b, smallest) >= t;
+        if (kiln::topk::passes_limit(x, t, smallest) != expected) {
+          ++mismatches;
+          UNSCOPED_INFO("threshold " << t << " bits " << b << (smallest ? " smallest" : " largest"));
+        }
+        ++checked;
+      }
+    }
+  }
+  CHECK(mismatches == 0);
+  CHECK(checked > 2300 * 2 * 4000);
 }
 
 TEST_CASE("topk cpu: check() catches unwritten entries, a wrong tie order and a wrong value", "[topk][cpu]") {
