@@ -40,6 +40,7 @@ struct TreeCpuTraits {
   static_assert(Config::METHOD == "tree" || Config::METHOD == "allpairs", "METHOD: tree or allpairs");
   static_assert(Config::THETA >= 10 && Config::THETA <= 100, "THETA: 0.10 to 1.00, in hundredths");
   static_assert(kLeaf >= 1, "LEAF: at least one body");
+  static_assert(Config::QUAD == 0 || Config::QUAD == 1, "QUAD: 0 or 1");
 };
 
 // What a walk did: nodes used through their moments, and body-body interactions (direct sums).

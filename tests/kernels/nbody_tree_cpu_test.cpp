@@ -65,14 +65,16 @@ double error_of(std::int64_t n, std::uint64_t seed) {
 
 }  // namespace
 
+// The configurations below meet their tolerance with a margin of at least 1.7 over 64 problems
+// (n from 37 to 16384, both distributions, 4 seeds each; measured when the spaces were written).
 TEST_CASE("nbody tree cpu: the spaces' defaults and corners meet their tolerance for any n", "[nbody][tree][cpu]") {
   check_sizes<Tree<2, 70, 16, 1>>();  // nbody_tree_cpu_e2 default
-  check_sizes<Tree<2, 60, 8, 0>>();   // e2, monopole, smallest leaves
-  check_sizes<Tree<2, 90, 64, 1>>();  // e2, widest angle, biggest leaves
-  check_sizes<Tree<3, 50, 16, 1>>();  // e3 default
-  check_sizes<Tree<3, 30, 64, 0>>();  // e3, monopole
-  check_sizes<Tree<4, 25, 16, 1>>();  // e4 default
-  check_sizes<Tree<4, 20, 8, 1>>();   // e4, smallest leaves
+  check_sizes<Tree<2, 60, 32, 0>>();  // e2, monopole
+  check_sizes<Tree<3, 40, 16, 1>>();  // e3 default
+  check_sizes<Tree<3, 30, 64, 0>>();  // e3, monopole, biggest leaves
+  check_sizes<Tree<3, 30, 8, 1>>();   // e3, smallest leaves
+  check_sizes<Tree<4, 20, 16, 1>>();  // e4 default
+  check_sizes<Tree<4, 25, 16, 1>>();  // e4, a wider angle
 }
 
 TEST_CASE("nbody tree cpu: an angle too wide for the tolerance fails its check", "[nbody][tree][cpu]") {
@@ -93,7 +95,7 @@ TEST_CASE("nbody tree cpu: METHOD allpairs is the all-pairs kernel", "[nbody][tr
 
 TEST_CASE("nbody tree cpu: a large n compares a sample of 1024 bodies and meets 1e-3", "[nbody][tree][cpu]") {
   const std::int64_t n = 60013;
-  const kiln::CheckResult r = run_and_check<Tree<3, 50, 16, 1>>(n, "plummer", 5);
+  const kiln::CheckResult r = run_and_check<Tree<3, 40, 16, 1>>(n, "plummer", 5);
   CHECK(r.elements == static_cast<std::uint64_t>(3 * n));
   CHECK(r.compared == static_cast<std::uint64_t>(3 * kiln::nbody::kTreeSampleBodies));
   CHECK(r.rel_l2 <= 1e-3);
@@ -105,10 +107,10 @@ TEST_CASE("nbody tree cpu: the tree keeps its invariants", "[nbody][tree][cpu]")
     for (std::int64_t n : {2, 3, 17, 1000, 20011}) {
       INFO(bodies << " n=" << n);
       kiln::nbody::TreeCpuWorkload w(tree_problem(n, bodies), 9 + n);
-      using Config = Tree<3, 50, 16, 1>;
+      using Config = Tree<3, 40, 16, 1>;
       w.run<Config>();
       const auto& t = w.tree();
-      CHECK(kiln::nbody::tree::invariants(t.codes(), t.sorted(), t.links(), t.moments(), n, 2.0f) == "");
+      CHECK(kiln::nbody::tree::invariants(t.codes(), t.sorted(), t.links(), t.moments(), n, 2.5f) == "");
     }
   }
   // Many equal codes: every body in one of 8 points, told apart by index alone.
@@ -118,9 +120,9 @@ TEST_CASE("nbody tree cpu: the tree keeps its invariants", "[nbody][tree][cpu]")
     for (int a = 0; a < 3; ++a) bodies[4 * i + a] = static_cast<float>((i >> a) & 1);
   }
   w.poison();
-  w.run<Tree<3, 50, 16, 1>>();
+  w.run<Tree<3, 40, 16, 1>>();
   const auto& t = w.tree();
-  CHECK(kiln::nbody::tree::invariants(t.codes(), t.sorted(), t.links(), t.moments(), 4096, 2.0f) == "");
+  CHECK(kiln::nbody::tree::invariants(t.codes(), t.sorted(), t.links(), t.moments(), 4096, 2.5f) == "");
   CHECK(w.check()[0].rel_l2 <= 1e-3);
 }
 
@@ -173,7 +175,7 @@ TEST_CASE("nbody tree cpu: Plummer bodies have unit mass within the truncation r
 TEST_CASE("nbody tree cpu: check() catches unwritten, non-finite and wrong elements", "[nbody][tree][cpu]") {
   kiln::nbody::TreeCpuWorkload w(tree_problem(1000, "plummer"), 21);
   w.poison();
-  w.run<Tree<3, 50, 16, 1>>();
+  w.run<Tree<3, 40, 16, 1>>();
   REQUIRE(w.check()[0].rel_l2 <= 1e-3);
   auto& acc = w.output();
   std::size_t largest = 0;
