@@ -31,17 +31,19 @@ inline std::int64_t bodies_of(const Problem& problem) {
   return n;
 }
 
-// Sorted indices of the bodies to compare with the reference.
-inline std::vector<std::int64_t> bodies_to_compare(std::int64_t n, std::uint64_t seed) {
+// Sorted indices of the bodies to compare with the reference: every body up to kFullCheckBodies,
+// beyond that `sample` bodies drawn from the seed.
+inline std::vector<std::int64_t> bodies_to_compare(std::int64_t n, std::uint64_t seed,
+                                                   std::int64_t sample = kSampleBodies) {
   std::vector<std::int64_t> picked;
-  if (n <= kFullCheckBodies) {
+  if (n <= kFullCheckBodies || n <= sample) {
     picked.resize(static_cast<std::size_t>(n));
     std::iota(picked.begin(), picked.end(), std::int64_t{0});
     return picked;
   }
   Rng rng(seed ^ 0xB0D1'E5C4'EC4E'5EEDull);
   picked = {0, n - 1};
-  while (static_cast<std::int64_t>(picked.size()) < kSampleBodies) {
+  while (static_cast<std::int64_t>(picked.size()) < sample) {
     const auto i = static_cast<std::int64_t>(rng.next() % static_cast<std::uint64_t>(n));
     if (std::find(picked.begin(), picked.end(), i) == picked.end()) picked.push_back(i);
   }

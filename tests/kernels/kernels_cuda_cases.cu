@@ -12,8 +12,11 @@
 
 #include "kernels_cuda_cases.hpp"
 #include "kiln/cuda_support.hpp"
+#include "kiln/nbody.hpp"
 #include "kiln/selective_scan.hpp"
 #include "nbody_cuda.cuh"
+#include "nbody_tree_cuda.cuh"
+#include "nbody_tree_invariants.hpp"
 #include "problem_helpers.hpp"
 #include "selective_scan_cuda.cuh"
 #include "softmax_cuda.cuh"
@@ -583,6 +586,168 @@ std::vector<kiln::CheckResult> topk_case(const std::string& config, std::int64_t
                                          const std::string& mode, const std::string& input, std::uint64_t seed,
                                          const Case& c) {
   return find_runner(topk_runners(), config)(topk_problem(rows, n, k, mode, input), seed, c);
+}
+
+namespace {
+
+// nbody_tree_cuda_*.space.json corners: the e2 and e3 defaults, the monopole, the per-body walk,
+// the smallest and the biggest leaves, and all-pairs; each meets its tolerance with a margin of at
+// least 1.7 in the CPU walk over 64 problems (the warp walk opens more nodes, so it is more accurate).
+// The kernels do not read TOL_DIGITS: a config's tolerance is in its name.
+template <bool kTree, bool kWarp, int kThreads, int kTheta, int kLeaf, int kQuad>
+struct TreeConfig {
+  static constexpr kiln::Choice METHOD{kTree ? "tree" : "allpairs"};
+  static constexpr kiln::Choice WALK{kWarp ? "warp" : "body"};
+  static constexpr int THREADS = kThreads, THETA = kTheta, LEAF = kLeaf, QUAD = kQuad;
+};
+
+template <class Config>
+TreeCaseResult run_tree(const kiln::Problem& p, std::uint64_t seed, const Case& c) {
+  kiln::nbody::TreeCudaWorkload w(p, seed);
+  w.poison();
+  enqueue(c.mode, [&](cudaStream_t s) { w.run<Config>(s); });
+  TreeCaseResult r;
+  const std::int64_t n = p.i("n");
+  if (Config::METHOD == "tree" && n >= 2) {
+    const kiln::nbody::TreeDownload t = w.download_tree();
+    r.invariants = kiln::nbody::tree::invariants(t.codes, t.sorted, t.links, t.moments, n,
+                                                 100.0f / static_cast<float>(Config::THETA));
+  }
+  tamper(w.output_device(), 4, c);
+  r.check = w.check().at(0);
+  return r;
+}
+
+using TreeRunner = TreeCaseResult (*)(const kiln::Problem&, std::uint64_t, const Case&);
+
+const std::map<std::string, TreeRunner>& tree_runners() {
+  static const std::map<std::string, TreeRunner> runners{
+      {"e2_METHODtree_WALKwarp_THREADS128_THETA70_LEAF16_QUAD1", &run_tree<TreeConfig<true, true, 128, 70, 16, 1>>},
+      {"e2_METHODtree_WALKwarp_THREADS256_THETA60_LEAF32_QUAD0", &run_tree<TreeConfig<true, true, 256, 60, 32, 0>>},
+      {"e3_METHODtree_WALKwarp_THREADS128_THETA40_LEAF16_QUAD1", &run_tree<TreeConfig<true, true, 128, 40, 16, 1>>},
+      {"e3_METHODtree_WALKbody_THREADS256_THETA30_LEAF8_QUAD1", &run_tree<TreeConfig<true, false, 256, 30, 8, 1>>},
+      {"e3_METHODtree_WALKbody_THREADS128_THETA30_LEAF64_QUAD0", &run_tree<TreeConfig<true, false, 128, 30, 64, 0>>},
+      {"e4_METHODtree_WALKwarp_THREADS256_THETA20_LEAF8_QUAD1", &run_tree<TreeConfig<true, true, 256, 20, 8, 1>>},
+      {"e4_METHODallpairs_WALKwarp_THREADS128_THETA20_LEAF16_QUAD1",
+       &run_tree<TreeConfig<false, true, 128, 20, 16, 1>>},
+  };
+  return runners;
+}
+
+kiln::Problem tree_problem(std::int64_t n, const std::string& bodies) {
+  kiln::Problem p;
+  p.set("n", n);
+  p.set("bodies", bodies);
+  return p;
+}
+
+}  // namespace
+
+std::vector<std::string> nbody_tree_configs() { return names_of(tree_runners()); }
+
+double nbody_tree_tolerance(const std::string& config) {
+  find_runner(tree_runners(), config);
+  return std::pow(10.0, -(config.at(1) - '0'));
+}
+
+TreeCaseResult nbody_tree_case(const std::string& config, std::int64_t n, const std::string& bodies,
+                               std::uint64_t seed, const Case& c) {
+  return find_runner(tree_runners(), config)(tree_problem(n, bodies), seed, c);
+}
+
+kiln::CheckResult nbody_tree_api_case(std::int64_t n, const std::string& bodies, double tolerance,
+                                      std::uint64_t seed) {
+  const std::vector<float> host = kiln::nbody::make_bodies(kiln::nbody::bodies_kind_of(tree_problem(n, bodies)), n, seed);
+  kiln::cuda::DeviceBuffer<float> d_bodies(host), d_acc(static_cast<std::size_t>(3 * n));
+  const std::size_t bytes = kiln::cuda::nbody_workspace_bytes(n);
+  kiln::cuda::DeviceBuffer<unsigned char> workspace(bytes);
+  d_acc.upload(std::vector<float>(d_acc.size(), kiln::float_of_bits(kiln::poison::f32)));
+  enqueue(Mode::stream, [&](cudaStream_t s) {
+    KILN_CUDA_CHECK(kiln::cuda::nbody_accelerations(reinterpret_cast<const float4*>(d_bodies.get()), d_acc.get(), n,
+                                                    tolerance, workspace.get(), bytes, s));
+  });
+  const std::vector<float> acc = d_acc.download();
+  return kiln::nbody::compare_tree(acc.data(), host.data(), n,
+                                   kiln::nbody::bodies_to_compare(n, seed, kiln::nbody::kTreeSampleBodies));
+}
+
+namespace {
+
+struct TreeBadArgument {
+  const char* expected;
+  // Spoils the arguments of a good call (n = 1000 bodies, tolerance 1e-3, a big enough workspace).
+  void (*spoil)(const float4*& bodies, float*& acc, std::int64_t& n, double& tolerance, void*& workspace,
+                std::size_t& bytes);
+  bool workspace_function = false;  // calls nbody_workspace_bytes(n) instead
+};
+
+const TreeBadArgument kTreeBadArguments[] = {
+    {"kiln::cuda::nbody_accelerations: n must be in 0..1073741824, got -5",
+     [](const float4*&, float*&, std::int64_t& n, double&, void*&, std::size_t&) { n = -5; }},
+    {"kiln::cuda::nbody_accelerations: bodies is null with n = 1000",
+     [](const float4*& b, float*&, std::int64_t&, double&, void*&, std::size_t&) { b = nullptr; }},
+    {"kiln::cuda::nbody_accelerations: acc is null with n = 1000",
+     [](const float4*&, float*& a, std::int64_t&, double&, void*&, std::size_t&) { a = nullptr; }},
+    {"kiln::cuda::nbody_accelerations: bodies must be 16-byte aligned",
+     [](const float4*& b, float*&, std::int64_t&, double&, void*&, std::size_t&) {
+       b = reinterpret_cast<const float4*>(reinterpret_cast<const char*>(b) + 4);
+     }},
+    {"kiln::cuda::nbody_accelerations: acc must be 4-byte aligned",
+     [](const float4*&, float*& a, std::int64_t&, double&, void*&, std::size_t&) {
+       a = reinterpret_cast<float*>(reinterpret_cast<char*>(a) + 2);
+     }},
+    {"kiln::cuda::nbody_accelerations: tolerance must be a positive finite number, got 0",
+     [](const float4*&, float*&, std::int64_t&, double& t, void*&, std::size_t&) { t = 0.0; }},
+    {"kiln::cuda::nbody_accelerations: tolerance must be a positive finite number, got -0.01",
+     [](const float4*&, float*&, std::int64_t&, double& t, void*&, std::size_t&) { t = -0.01; }},
+    {"kiln::cuda::nbody_accelerations: tolerance must be a positive finite number, got nan",
+     [](const float4*&, float*&, std::int64_t&, double& t, void*&, std::size_t&) { t = NAN; }},
+    {"kiln::cuda::nbody_accelerations: workspace must hold",
+     [](const float4*&, float*&, std::int64_t&, double&, void*&, std::size_t& bytes) { bytes -= 1; }},
+    {"kiln::cuda::nbody_accelerations: workspace must hold",
+     [](const float4*&, float*&, std::int64_t&, double&, void*& w, std::size_t&) { w = nullptr; }},
+    {"kiln::cuda::nbody_accelerations: workspace must be 256-byte aligned",
+     [](const float4*&, float*&, std::int64_t&, double&, void*& w, std::size_t&) {
+       w = static_cast<char*>(w) + 16;
+     }},
+    {"kiln::cuda::nbody_workspace_bytes: n must be in 0..1073741824, got -1",
+     [](const float4*&, float*&, std::int64_t& n, double&, void*&, std::size_t&) { n = -1; }, true},
+};
+
+}  // namespace
+
+std::string nbody_tree_api_error(int which, int& count, std::string& expected, bool& untouched) {
+  count = static_cast<int>(std::size(kTreeBadArguments));
+  const TreeBadArgument& bad = kTreeBadArguments[which];
+  expected = bad.expected;
+  const std::int64_t good_n = 1000;
+  const std::vector<float> host = kiln::nbody::make_bodies(kiln::nbody::Bodies::cube, good_n, 2);
+  kiln::cuda::DeviceBuffer<float> d_bodies(host), d_acc(static_cast<std::size_t>(3 * good_n + 1));
+  const float sentinel = 7.0f;
+  d_acc.upload(std::vector<float>(d_acc.size(), sentinel));
+  std::size_t bytes = kiln::cuda::nbody_workspace_bytes(good_n);
+  kiln::cuda::DeviceBuffer<unsigned char> workspace(bytes + 256);
+  const float4* bodies = reinterpret_cast<const float4*>(d_bodies.get());
+  float* acc = d_acc.get();
+  std::int64_t n = good_n;
+  double tolerance = 1e-3;
+  void* w = workspace.get();
+  bad.spoil(bodies, acc, n, tolerance, w, bytes);
+  std::string what;
+  try {
+    if (bad.workspace_function) {
+      kiln::cuda::nbody_workspace_bytes(n);
+    } else {
+      enqueue(Mode::stream, [&](cudaStream_t s) {
+        KILN_CUDA_CHECK(kiln::cuda::nbody_accelerations(bodies, acc, n, tolerance, w, bytes, s));
+      });
+    }
+  } catch (const kiln::NbodyError& e) {
+    what = e.what();
+  }
+  untouched = true;
+  for (float a : d_acc.download()) untouched = untouched && a == sentinel;
+  return what;
 }
 
 }  // namespace kiln_test::cuda_cases

@@ -61,6 +61,26 @@ std::string selective_scan_api_error(int which, int& count, std::string& expecte
 std::vector<kiln::CheckResult> nbody_case(const std::string& config, std::int64_t n, std::uint64_t seed,
                                           const Case& c = {});
 
+// The tree N-body (nbody_tree_cuda_* spaces): configs named "e<TOL_DIGITS>_<variant>"; a case
+// returns the check and, for a tree config with n >= 2, the built tree's first invariant
+// violation (nbody_tree_invariants.hpp; "" when none). The tamper applies to the accelerations.
+std::vector<std::string> nbody_tree_configs();
+double nbody_tree_tolerance(const std::string& config);  // 10^-TOL_DIGITS
+struct TreeCaseResult {
+  kiln::CheckResult check;
+  std::string invariants;
+};
+TreeCaseResult nbody_tree_case(const std::string& config, std::int64_t n, const std::string& bodies,
+                               std::uint64_t seed, const Case& c = {});
+// kiln::cuda::nbody_accelerations with a tolerance (the public function, its dispatch, a
+// workspace of nbody_workspace_bytes) on the workload's bodies: its check against the fp64
+// reference (a sample of bodies for large n).
+kiln::CheckResult nbody_tree_api_case(std::int64_t n, const std::string& bodies, double tolerance, std::uint64_t seed);
+// The message of the NbodyError the CUDA N-body functions throw for bad argument `which`, ""
+// when none is thrown; `count` gets the number of bad arguments, `expected` what the message must
+// contain; `untouched` whether the output still holds what it held before the call.
+std::string nbody_tree_api_error(int which, int& count, std::string& expected, bool& untouched);
+
 std::vector<std::string> topk_configs();
 // The tamper applies to the values output (element = row * k + j).
 std::vector<kiln::CheckResult> topk_case(const std::string& config, std::int64_t rows, std::int64_t n, std::int64_t k,

@@ -3,6 +3,7 @@
 // check() catches unwritten, non-finite and wrong elements; the selective scan's and top-k's public
 // functions compute the same and reject bad arguments. Without a CUDA device the test exits with 77
 // (reported as skipped).
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -183,6 +184,91 @@ void require_scan_pass(const std::vector<kiln::CheckResult>& results, std::int64
 }
 
 }  // namespace
+
+TEST_CASE("nbody tree cuda: configs meet their tolerance with a valid tree for any n", "[nbody][tree][cuda]") {
+  require_device();
+  for (const std::string& config : cc::nbody_tree_configs()) {
+    const double tolerance = cc::nbody_tree_tolerance(config);
+    for (const char* bodies : {"plummer", "cube"}) {
+      for (std::int64_t n : {1, 2, 3, 37, 1000, 4099, 70001}) {
+        INFO(config << " " << bodies << " n=" << n);
+        const cc::TreeCaseResult r = cc::nbody_tree_case(config, n, bodies, 40 + n);
+        CHECK(r.invariants == "");
+        CHECK(r.check.unwritten == 0);
+        CHECK(r.check.non_finite == 0);
+        CHECK(r.check.elements == static_cast<std::uint64_t>(3 * n));
+        CHECK(r.check.rel_l2 <= tolerance);
+      }
+    }
+    // As the harness times it: captured into a CUDA graph (the sort included).
+    cc::Case graph;
+    graph.mode = cc::Mode::graph;
+    const cc::TreeCaseResult r = cc::nbody_tree_case(config, 20011, "plummer", 6, graph);
+    CHECK(r.invariants == "");
+    CHECK(r.check.rel_l2 <= tolerance);
+  }
+}
+
+TEST_CASE("nbody tree cuda: the issue's size, 2^20 Plummer bodies, within 1e-3", "[nbody][tree][cuda]") {
+  require_device();
+  for (const std::string& config : cc::nbody_tree_configs()) {
+    if (config.rfind("e3_", 0) != 0) continue;
+    INFO(config);
+    const cc::TreeCaseResult r = cc::nbody_tree_case(config, 1 << 20, "plummer", 1);
+    CHECK(r.invariants == "");
+    CHECK(r.check.unwritten == 0);
+    CHECK(r.check.non_finite == 0);
+    CHECK(r.check.compared == 3 * 1024);
+    CHECK(r.check.rel_l2 <= 1e-3);
+  }
+}
+
+TEST_CASE("nbody tree cuda: check() catches unwritten, non-finite and wrong elements", "[nbody][tree][cuda]") {
+  require_device();
+  const std::string config = "e3_METHODtree_WALKwarp_THREADS128_THETA40_LEAF16_QUAD1";
+  cc::Case c;
+  c.element = 3 * 500 + 1;
+  c.tamper = cc::Tamper::poison;
+  CHECK(cc::nbody_tree_case(config, 1000, "cube", 12, c).check.unwritten == 1);
+  c.tamper = cc::Tamper::nan;
+  CHECK(cc::nbody_tree_case(config, 1000, "cube", 12, c).check.non_finite == 1);
+  c.tamper = cc::Tamper::offset;
+  c.amount = 50.0f;  // cube accelerations are of order 100 at n = 1000: 50 in one component is far above 1e-3
+  const kiln::CheckResult r = cc::nbody_tree_case(config, 1000, "cube", 12, c).check;
+  CHECK(r.unwritten == 0);
+  CHECK(r.non_finite == 0);
+  CHECK(r.rel_l2 > 1e-3);
+}
+
+TEST_CASE("nbody tree cuda: the public function meets the tolerance it is given", "[nbody][tree][cuda][api]") {
+  require_device();
+  for (const char* bodies : {"plummer", "cube"}) {
+    for (std::int64_t n : {1, 2, 1000, 65537, 300007}) {
+      for (double tolerance : {2e-2, 1e-2, 1e-3, 5e-4, 1e-4, 1e-6}) {
+        INFO(bodies << " n=" << n << " tolerance " << tolerance);
+        const kiln::CheckResult r = cc::nbody_tree_api_case(n, bodies, tolerance, 3);
+        CHECK(r.unwritten == 0);
+        CHECK(r.non_finite == 0);
+        CHECK(r.rel_l2 <= std::max(tolerance, 1e-5));
+      }
+    }
+  }
+}
+
+TEST_CASE("nbody tree cuda: bad arguments throw NbodyError naming the argument, writing nothing",
+          "[nbody][tree][cuda][api]") {
+  require_device();
+  int count = 1;
+  for (int which = 0; which < count; ++which) {
+    std::string expected;
+    bool untouched = false;
+    const std::string what = cc::nbody_tree_api_error(which, count, expected, untouched);
+    INFO("bad argument " << which << ": expected \"" << expected << "\", got \"" << what << "\"");
+    CHECK(what.find(expected) != std::string::npos);
+    CHECK(untouched);
+  }
+  CHECK(count >= 12);
+}
 
 TEST_CASE("selective_scan cuda: configs pass on odd lengths, channel counts, groups and states", "[scan][cuda]") {
   require_device();
