@@ -434,7 +434,7 @@ __global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 
 // Pass 0 over blocks x rows blocks: a kernel of its own, so that the filter runs at its own
 // register budget (filter_min_blocks), not that of the later passes' tiles.
 template <class Config>
-__global__ void __launch_bounds__(Config::THREADS, filter_detail::filter_min_blocks(Config::THREADS))
+__global__ void __launch_bounds__(Config::THREADS, filter_detail::filter_min_blocks(Config::THREADS, Config::REGS))
     air_filter_kernel(const float* in, std::int64_t rows, std::int64_t n, int k, bool smallest, void* workspace) {
   using Tr = CudaTraits<Config>;
   __shared__ air_detail::Shared<Tr::kThreads, Tr::kBits> sh;

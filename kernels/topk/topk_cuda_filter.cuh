@@ -43,10 +43,11 @@ namespace kiln::topk::filter_detail {
 inline constexpr int kLoads = 4;  // 16-byte loads per thread per step (16 elements)
 
 // Blocks of `threads` per SM that the kernels running the filter ask for (__launch_bounds__): at
-// most 48 registers a thread (5 blocks of 256 on an SM's 64 K registers), so that many warps keep
-// their loads in flight; a step's loads are not held across the previous step.
-__host__ __device__ constexpr int filter_min_blocks(int threads) {
-  return 65536 / (48 * threads) > 0 ? 65536 / (48 * threads) : 1;
+// most `regs` registers a thread (REGS of topk_cuda.space.json; 48: 5 blocks of 256 on an SM's
+// 64 K registers, 64: 4), so that many warps keep their loads in flight; a step's loads are not
+// held across the previous step.
+__host__ __device__ constexpr int filter_min_blocks(int threads, int regs) {
+  return 65536 / (regs * threads) > 0 ? 65536 / (regs * threads) : 1;
 }
 
 // One warp: the bucket of the need-th best among the counts of hist[low, bins), walking from the
