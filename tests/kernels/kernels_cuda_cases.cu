@@ -89,25 +89,26 @@ using ScanSmall = ScanConfig<8, 4, 1, 2>;
 // parts (it runs the radix selection for k above 256), air (the whole GPU on a row) with
 // 11-bit digits at 256 threads (the default), 8-bit digits at 128 and 11-bit at 512, and shared
 // (one block per row, candidates in shared memory) likewise, each at the filter's register
-// budget of 48 and, at 256 threads, of 64.
+// budget of 48 and, at 256 threads, of 64 (radix and warp do not read REGS: their names carry
+// the generated variants' 48).
 struct TopkRadixDefault {
-  static constexpr int THREADS = 256, BITS = 11, SPLIT = 16, REGS = 48;
+  static constexpr int THREADS = 256, BITS = 11, SPLIT = 16;
   static constexpr kiln::Choice ALGO{"radix"};
 };
 struct TopkRadixWide {
-  static constexpr int THREADS = 512, BITS = 8, SPLIT = 256, REGS = 48;
+  static constexpr int THREADS = 512, BITS = 8, SPLIT = 256;
   static constexpr kiln::Choice ALGO{"radix"};
 };
 struct TopkRadixRow {
-  static constexpr int THREADS = 128, BITS = 8, SPLIT = 1, REGS = 48;
+  static constexpr int THREADS = 128, BITS = 8, SPLIT = 1;
   static constexpr kiln::Choice ALGO{"radix"};
 };
 struct TopkWarpRow {
-  static constexpr int THREADS = 128, BITS = 11, SPLIT = 1, REGS = 48;
+  static constexpr int THREADS = 128, BITS = 11, SPLIT = 1;
   static constexpr kiln::Choice ALGO{"warp"};
 };
 struct TopkWarpSplit {
-  static constexpr int THREADS = 256, BITS = 11, SPLIT = 64, REGS = 48;
+  static constexpr int THREADS = 256, BITS = 11, SPLIT = 64;
   static constexpr kiln::Choice ALGO{"warp"};
 };
 template <int T, int B, int R = 48>
