@@ -54,10 +54,14 @@ struct AirState {
 static_assert(sizeof(AirState) <= kAirStateBytes, "AirState fits its slot");
 
 // Buffer capacity per row (entries): the candidates of pass 0 and of each later pass must fit to
-// avoid reading the row again; a sixteenth of the row is far above what a smooth distribution
-// leaves (see README) and bounds the workspace to a quarter of the input.
+// avoid reading the row again. In pass 0 each of the row's blocks appends to a region of its own,
+// an equal part of the buffer: an eighth of its share. A block appends about k (1 + ln steps) c
+// entries (its threshold follows its own k-th best, and the threshold's bucket holds c times k,
+// c about 2 to 4 on smooth data: see README), far below that at the shapes of the issue (1 x 2^28,
+// k 1024: about 14 000 of 51 000 at 660 blocks), whereas a sixteenth would be tight at 2^26. The
+// two buffers take half the input's bytes.
 __host__ __device__ inline std::int64_t air_buffer_entries(std::int64_t n) {
-  const std::int64_t c = n / 16 > kAirMinBuffer ? n / 16 : kAirMinBuffer;
+  const std::int64_t c = n / 8 > kAirMinBuffer ? n / 8 : kAirMinBuffer;
   return c < n ? c : n;
 }
 
