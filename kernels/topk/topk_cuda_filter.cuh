@@ -301,12 +301,10 @@ __device__ void filter_share(const float* x, std::uint32_t n, int blocks, int bl
   const float4* p = x4 + u0 + t;
   // The column of this thread's first element of a step.
   std::uint32_t first = head + 4 * (u0 + t);
+  std::uint32_t ahead = u0 + 2 * kStep;  // the first vector of the step after next
   float4 f[kLoads];
-  for (std::uint32_t s = 0; s < full; ++s) {
-    if (t == 0 && s + 2 < full + (partial ? 1u : 0u)) {
-      const std::uint32_t ahead = u0 + (s + 2) * kStep;
-      prefetch_l2(x4 + ahead, u1 - ahead < kStep ? u1 - ahead : kStep);
-    }
+  for (std::uint32_t s = 0; s < full; ++s, ahead += kStep) {
+    if (t == 0 && ahead < u1) prefetch_l2(x4 + ahead, u1 - ahead < kStep ? u1 - ahead : kStep);
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) f[u] = __ldcs(p + u * THREADS);
     if (s == 0) {  // block-uniform
