@@ -273,7 +273,10 @@ struct Filter {
 //
 // A step is 4 16-byte streaming loads a thread (16 elements), issued together. A warp none of
 // whose elements passes its threshold does nothing else: 16 compares folded into one predicate
-// and one vote. Only then does it read the block's threshold, compute keys, count and append.
+// and one vote (static count, sm_90a, 256 threads: 43 PTX instructions a step besides the loaded
+// vectors' renames, about 2.5 an element; the same path took 357 SASS instructions, 22 an
+// element, with a key per element). Only a warp with a passing element reads the block's
+// threshold, computes keys, counts and appends.
 // Offsets within the share are 32-bit (a row has fewer than 2^31 columns).
 template <int THREADS, int BITS, bool SMALLEST>
 __device__ void filter_share(const float* x, std::uint32_t n, int blocks, int block, std::uint32_t need, unsigned* hist,
