@@ -54,10 +54,14 @@ struct AirState {
 static_assert(sizeof(AirState) <= kAirStateBytes, "AirState fits its slot");
 
 // Buffer capacity per row (entries): the candidates of pass 0 and of each later pass must fit to
-// avoid reading the row again; a sixteenth of the row is far above what a smooth distribution
-// leaves (see README) and bounds the workspace to a quarter of the input.
+// avoid reading the row again. In pass 0 each of the row's blocks appends to a region of its own,
+// an equal part of the buffer: an eighth of its share. A block appends about k (1 + ln steps) c
+// entries (its threshold follows its own k-th best, and the threshold's bucket holds c times k,
+// c about 2 to 4 on smooth data: see README), far below that at the shapes of the issue (1 x 2^28,
+// k 1024: about 14 000 of 51 000 at 660 blocks), whereas a sixteenth would be tight at 2^26. The
+// two buffers take half the input's bytes.
 __host__ __device__ inline std::int64_t air_buffer_entries(std::int64_t n) {
-  const std::int64_t c = n / 16 > kAirMinBuffer ? n / 16 : kAirMinBuffer;
+  const std::int64_t c = n / 8 > kAirMinBuffer ? n / 8 : kAirMinBuffer;
   return c < n ? c : n;
 }
 
@@ -434,7 +438,7 @@ __global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 
 // Pass 0 over blocks x rows blocks: a kernel of its own, so that the filter runs at its own
 // register budget (filter_min_blocks), not that of the later passes' tiles.
 template <class Config>
-__global__ void __launch_bounds__(Config::THREADS, filter_detail::filter_min_blocks(Config::THREADS))
+__global__ void __launch_bounds__(Config::THREADS, filter_detail::filter_min_blocks(Config::THREADS, Config::REGS))
     air_filter_kernel(const float* in, std::int64_t rows, std::int64_t n, int k, bool smallest, void* workspace) {
   using Tr = CudaTraits<Config>;
   __shared__ air_detail::Shared<Tr::kThreads, Tr::kBits> sh;

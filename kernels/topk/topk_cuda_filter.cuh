@@ -43,10 +43,11 @@ namespace kiln::topk::filter_detail {
 inline constexpr int kLoads = 4;  // 16-byte loads per thread per step (16 elements)
 
 // Blocks of `threads` per SM that the kernels running the filter ask for (__launch_bounds__): at
-// most 48 registers a thread (5 blocks of 256 on an SM's 64 K registers), so that many warps keep
-// their loads in flight; a step's loads are not held across the previous step.
-__host__ __device__ constexpr int filter_min_blocks(int threads) {
-  return 65536 / (48 * threads) > 0 ? 65536 / (48 * threads) : 1;
+// most `regs` registers a thread (REGS of topk_cuda.space.json; 48: 5 blocks of 256 on an SM's
+// 64 K registers, 64: 4), so that many warps keep their loads in flight; a step's loads are not
+// held across the previous step.
+__host__ __device__ constexpr int filter_min_blocks(int threads, int regs) {
+  return 65536 / (regs * threads) > 0 ? 65536 / (regs * threads) : 1;
 }
 
 // One warp: the bucket of the need-th best among the counts of hist[low, bins), walking from the
@@ -272,7 +273,10 @@ struct Filter {
 //
 // A step is 4 16-byte streaming loads a thread (16 elements), issued together. A warp none of
 // whose elements passes its threshold does nothing else: 16 compares folded into one predicate
-// and one vote. Only then does it read the block's threshold, compute keys, count and append.
+// and one vote (static count, sm_90a, 256 threads: 43 PTX instructions a step besides the loaded
+// vectors' renames, about 2.5 an element; the same path took 357 SASS instructions, 22 an
+// element, with a key per element). Only a warp with a passing element reads the block's
+// threshold, computes keys, counts and appends.
 // Offsets within the share are 32-bit (a row has fewer than 2^31 columns).
 template <int THREADS, int BITS, bool SMALLEST>
 __device__ void filter_share(const float* x, std::uint32_t n, int blocks, int block, std::uint32_t need, unsigned* hist,
@@ -300,12 +304,10 @@ __device__ void filter_share(const float* x, std::uint32_t n, int blocks, int bl
   const float4* p = x4 + u0 + t;
   // The column of this thread's first element of a step.
   std::uint32_t first = head + 4 * (u0 + t);
+  std::uint32_t ahead = u0 + 2 * kStep;  // the first vector of the step after next
   float4 f[kLoads];
-  for (std::uint32_t s = 0; s < full; ++s) {
-    if (t == 0 && s + 2 < full + (partial ? 1u : 0u)) {
-      const std::uint32_t ahead = u0 + (s + 2) * kStep;
-      prefetch_l2(x4 + ahead, u1 - ahead < kStep ? u1 - ahead : kStep);
-    }
+  for (std::uint32_t s = 0; s < full; ++s, ahead += kStep) {
+    if (t == 0 && ahead < u1) prefetch_l2(x4 + ahead, u1 - ahead < kStep ? u1 - ahead : kStep);
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) f[u] = __ldcs(p + u * THREADS);
     if (s == 0) {  // block-uniform

@@ -57,7 +57,7 @@ struct Block {
 // Block `row`: the row's top k. Dynamic shared memory: list_length(k) entries of the list, `cap`
 // entries of the buffer, 2^BITS counters.
 template <class Config>
-__global__ void __launch_bounds__(Config::THREADS, filter_detail::filter_min_blocks(Config::THREADS))
+__global__ void __launch_bounds__(Config::THREADS, filter_detail::filter_min_blocks(Config::THREADS, Config::REGS))
     shared_kernel(const float* in, std::int64_t n, int k, bool smallest, std::int64_t cap, float* values,
                   std::int64_t* indices) {
   using Tr = CudaTraits<Config>;

@@ -91,7 +91,9 @@ using ScanSmall = ScanConfig<8, 4, 1, 2>;
 // most parts, radix in one block per row, the warp selection in one block per row and over 64
 // parts (it runs the radix selection for k above 256), air (the whole GPU on a row) with
 // 11-bit digits at 256 threads (the default), 8-bit digits at 128 and 11-bit at 512, and shared
-// (one block per row, candidates in shared memory) likewise.
+// (one block per row, candidates in shared memory) likewise, each at the filter's register
+// budget of 48 and, at 256 threads, of 64 (radix and warp do not read REGS: their names carry
+// the generated variants' 48).
 struct TopkRadixDefault {
   static constexpr int THREADS = 256, BITS = 11, SPLIT = 16;
   static constexpr kiln::Choice ALGO{"radix"};
@@ -112,14 +114,14 @@ struct TopkWarpSplit {
   static constexpr int THREADS = 256, BITS = 11, SPLIT = 64;
   static constexpr kiln::Choice ALGO{"warp"};
 };
-template <int T, int B>
+template <int T, int B, int R = 48>
 struct TopkAir {
-  static constexpr int THREADS = T, BITS = B, SPLIT = 1;
+  static constexpr int THREADS = T, BITS = B, SPLIT = 1, REGS = R;
   static constexpr kiln::Choice ALGO{"air"};
 };
-template <int T, int B>
+template <int T, int B, int R = 48>
 struct TopkShared {
-  static constexpr int THREADS = T, BITS = B, SPLIT = 1;
+  static constexpr int THREADS = T, BITS = B, SPLIT = 1, REGS = R;
   static constexpr kiln::Choice ALGO{"shared"};
 };
 
@@ -344,17 +346,19 @@ std::vector<kiln::CheckResult> run_topk(const kiln::Problem& p, std::uint64_t se
 
 const std::map<std::string, Runner>& topk_runners() {
   static const std::map<std::string, Runner> runners = {
-      {"THREADS256_ALGOradix_BITS11_SPLIT16", &run_topk<TopkRadixDefault>},
-      {"THREADS512_ALGOradix_BITS8_SPLIT256", &run_topk<TopkRadixWide>},
-      {"THREADS128_ALGOradix_BITS8_SPLIT1", &run_topk<TopkRadixRow>},
-      {"THREADS128_ALGOwarp_BITS11_SPLIT1", &run_topk<TopkWarpRow>},
-      {"THREADS256_ALGOwarp_BITS11_SPLIT64", &run_topk<TopkWarpSplit>},
-      {"THREADS256_ALGOair_BITS11_SPLIT1", &run_topk<TopkAir<256, 11>>},
-      {"THREADS128_ALGOair_BITS8_SPLIT1", &run_topk<TopkAir<128, 8>>},
-      {"THREADS512_ALGOair_BITS11_SPLIT1", &run_topk<TopkAir<512, 11>>},
-      {"THREADS256_ALGOshared_BITS11_SPLIT1", &run_topk<TopkShared<256, 11>>},
-      {"THREADS128_ALGOshared_BITS8_SPLIT1", &run_topk<TopkShared<128, 8>>},
-      {"THREADS512_ALGOshared_BITS11_SPLIT1", &run_topk<TopkShared<512, 11>>},
+      {"THREADS256_ALGOradix_BITS11_SPLIT16_REGS48", &run_topk<TopkRadixDefault>},
+      {"THREADS512_ALGOradix_BITS8_SPLIT256_REGS48", &run_topk<TopkRadixWide>},
+      {"THREADS128_ALGOradix_BITS8_SPLIT1_REGS48", &run_topk<TopkRadixRow>},
+      {"THREADS128_ALGOwarp_BITS11_SPLIT1_REGS48", &run_topk<TopkWarpRow>},
+      {"THREADS256_ALGOwarp_BITS11_SPLIT64_REGS48", &run_topk<TopkWarpSplit>},
+      {"THREADS256_ALGOair_BITS11_SPLIT1_REGS48", &run_topk<TopkAir<256, 11>>},
+      {"THREADS256_ALGOair_BITS11_SPLIT1_REGS64", &run_topk<TopkAir<256, 11, 64>>},
+      {"THREADS128_ALGOair_BITS8_SPLIT1_REGS48", &run_topk<TopkAir<128, 8>>},
+      {"THREADS512_ALGOair_BITS11_SPLIT1_REGS48", &run_topk<TopkAir<512, 11>>},
+      {"THREADS256_ALGOshared_BITS11_SPLIT1_REGS48", &run_topk<TopkShared<256, 11>>},
+      {"THREADS256_ALGOshared_BITS11_SPLIT1_REGS64", &run_topk<TopkShared<256, 11, 64>>},
+      {"THREADS128_ALGOshared_BITS8_SPLIT1_REGS48", &run_topk<TopkShared<128, 8>>},
+      {"THREADS512_ALGOshared_BITS11_SPLIT1_REGS48", &run_topk<TopkShared<512, 11>>},
   };
   return runners;
 }
