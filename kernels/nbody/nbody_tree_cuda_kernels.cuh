@@ -2,7 +2,8 @@
 // radix tree of Morton-sorted bodies (nbody_tree_math.hpp, shared with the CPU code), or
 // all-pairs, as the variant says.
 //
-// One call is seven steps on `stream`, every temporary in the caller's workspace:
+// One call is seven steps (eight with WALK warp) on `stream`, every temporary in the caller's
+// workspace:
 //  1. partial bounding boxes (kBoxBlocks blocks over the bodies);
 //  2. Morton codes: each block first reduces the partial boxes, then codes its bodies;
 //  3. cub::DeviceRadixSort::SortPairs of (code, index) over the 63 code bits. CUB's onesweep sort
@@ -12,9 +13,11 @@
 //  5. the internal nodes, one thread each (Karras 2012), with the parent links;
 //  6. the moments, bottom-up: a thread per body climbs towards the root; the second child to
 //     arrive at a node (an atomic counter) computes it, reading its children from L2;
-//  7. the walk, over bodies in Morton order: WALK warp (the 32 bodies of a warp, adjacent in
-//     Morton order, share one stack in shared memory and one opening decision, taken for the
-//     bounding box of their positions, as in Bonsai) or WALK body (a stack per thread).
+//  6b. WALK warp: the walk groups, the nodes of at most 32 bodies whose parent has more
+//     (tree::groups_of_node), listed through an atomic counter;
+//  7. the walk: WALK warp (a warp takes groups from a counter; a group's bodies share one stack
+//     in shared memory and one opening decision, taken for the bounding box of their positions,
+//     as in Bonsai) or WALK body (a stack per thread, over the bodies in Morton order).
 //
 // Config: METHOD (tree | allpairs), WALK (warp | body), THREADS (walk block size), THETA (opening
 // angle in hundredths), LEAF, QUAD (0 | 1). METHOD allpairs launches the all-pairs kernel
@@ -61,11 +64,13 @@ namespace tree_cuda {
 inline constexpr int kBoxBlocks = 256;    // blocks of step 1; step 2's blocks have this many threads
 inline constexpr int kBuildThreads = 256;
 inline constexpr unsigned kCodeBlocks = 1024;  // blocks of step 2 at most (grid-stride beyond)
+// The workspace's counters: the number of walk groups, and the next group a warp takes.
+inline constexpr int kCounters = 2, kGroupCount = 0, kNextGroup = 1;
 
 // Where each array lives in the workspace (byte offsets, each 256-byte aligned).
 struct Layout {
   std::size_t partials, keys_in, keys_out, index_in, index_out, sorted, links, moments, boxes, parent, body_parent,
-      arrived, sort_temp, sort_temp_bytes, total;
+      arrived, groups, counters, sort_temp, sort_temp_bytes, total;
 };
 
 inline std::size_t align256(std::size_t x) { return (x + 255) / 256 * 256; }
@@ -99,6 +104,8 @@ inline Layout layout(std::int64_t n, std::size_t sort_bytes) {
   l.parent = take(un * sizeof(std::int32_t));
   l.body_parent = take(un * sizeof(std::int32_t));
   l.arrived = take(un * sizeof(std::int32_t));
+  l.groups = take(un * sizeof(tree::Group));
+  l.counters = take(kCounters * sizeof(std::int32_t));
   l.sort_temp = take(sort_bytes);
   l.sort_temp_bytes = sort_bytes;
   l.total = at;
@@ -255,8 +262,10 @@ __device__ __forceinline__ tree::Links load_links(const tree::Links* l) {
 }
 
 // Step 6. Before signalling a node's counter a thread makes its writes (the child it computed)
-// visible device-wide; the thread that arrives second reads the children through L2 (__ldcg),
-// never from a stale L1 line.
+// visible device-wide, one fence per node climbed (Karras 2012); the thread that arrives second
+// issues its reads only after its atomic has returned (they depend on its result) and reads the
+// children through L2 (__ldcg), never from a stale L1 line. A second fence after the atomic, as
+// before, doubled the fences: the kernel's stalls were on them (ncu: Stall Membar).
 template <class Tr>
 __global__ void moments_kernel(const float4* __restrict__ sorted, const tree::Links* __restrict__ links,
                                const std::int32_t* __restrict__ parent, const std::int32_t* __restrict__ body_parent,
@@ -264,9 +273,8 @@ __global__ void moments_kernel(const float4* __restrict__ sorted, const tree::Li
   for (int s = blockIdx.x * blockDim.x + threadIdx.x; s < n; s += gridDim.x * blockDim.x) {
     std::int32_t node = body_parent[s];
     while (node >= 0) {
-      __threadfence();
+      __threadfence();  // releases the node this thread computed last (nothing on the first step)
       if (atomicAdd(arrived + node, 1) == 0) break;
-      __threadfence();
       const tree::Links l = links[node];
       const std::uint32_t child[2] = {l.left, l.right};
       tree::Moments m[2];
@@ -344,55 +352,94 @@ __global__ void __launch_bounds__(Tr::kThreads)
   store_acc(acc, index[s], a);
 }
 
-// Step 7, WALK warp: the 32 sorted bodies of a warp share a stack in shared memory and every
-// decision, taken for their bounding box; the control flow is uniform across the warp, lane 0
-// writes the stack, and __syncwarp orders its writes against the other lanes' reads.
+// Step 6b: the walk groups (tree::groups_of_node), appended in any order to `groups`; their
+// number in counters[kGroupCount], zeroed before the launch. The order only decides which warp
+// takes which group, never a result.
+template <class Tr>
+__global__ void groups_kernel(const tree::Links* __restrict__ links, const std::int32_t* __restrict__ parent, int n,
+                              tree::Group* groups, std::int32_t* counters) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n - 1; i += gridDim.x * blockDim.x) {
+    tree::Group g[2];
+    const int count = tree::groups_of_node(links, parent, i, g);
+    if (count == 0) continue;
+    const int at = atomicAdd(counters + kGroupCount, count);
+    for (int k = 0; k < count; ++k) groups[at + k] = g[k];
+  }
+}
+
+// The pull of the bodies [first, last] of a leaf on each lane's body: each lane loads one body
+// of a 32-body chunk (consecutive sorted bodies: one coalesced load), and the chunk is broadcast
+// by shuffles, rather than every lane loading every body.
+__device__ __forceinline__ void direct_leaf(const float4* __restrict__ sorted, std::int32_t first, std::int32_t last,
+                                            int lane, const float* p, float* a) {
+  for (std::int32_t base = first; base <= last; base += 32) {
+    const int count = min(32, last - base + 1);
+    const float4 mine = lane < count ? __ldg(sorted + base + lane) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int j = 0; j < count; ++j) {
+      const float b[4] = {__shfl_sync(0xFFFFFFFFu, mine.x, j), __shfl_sync(0xFFFFFFFFu, mine.y, j),
+                          __shfl_sync(0xFFFFFFFFu, mine.z, j), __shfl_sync(0xFFFFFFFFu, mine.w, j)};
+      tree::direct(b, p, a);
+    }
+  }
+}
+
+// Step 7, WALK warp: a warp takes walk groups (step 6b) one at a time from a counter until none
+// is left, so the long walks do not make a tail behind a static assignment. The group's bodies
+// (at most 32, one per lane) share a stack in shared memory and every decision, taken for the
+// bounding box of their positions, as in Bonsai; the control flow is uniform across the warp,
+// lane 0 writes the stack, and __syncwarp orders its writes against the other lanes' reads.
 template <class Tr>
 __global__ void __launch_bounds__(Tr::kThreads)
     walk_warp_kernel(const float4* __restrict__ sorted, const tree::Links* __restrict__ links,
-                     const tree::Moments* __restrict__ moments, const std::uint32_t* __restrict__ index, int n,
-                     float* __restrict__ acc) {
+                     const tree::Moments* __restrict__ moments, const std::uint32_t* __restrict__ index,
+                     const tree::Group* __restrict__ groups, std::int32_t* counters, float* __restrict__ acc) {
   constexpr int kWarps = Tr::kThreads / 32;
   __shared__ std::uint32_t stacks[kWarps][tree::kStackDepth];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int first = (blockIdx.x * kWarps + warp) * 32;
-  if (first >= n) return;  // the whole warp
-  const int s = first + lane;
-  const bool real = s < n;
-  // Lanes past n take the first body's place: inside the group's box, results dropped.
-  const float4 b = sorted[real ? s : first];
-  const float p[3] = {b.x, b.y, b.z};
-  const tree::Box group = warp_box(tree::Box{{p[0], p[1], p[2]}, {p[0], p[1], p[2]}});
-  float a[3] = {0.0f, 0.0f, 0.0f};
   std::uint32_t* stack = stacks[warp];
-  if (lane == 0) stack[0] = 0;
-  int top = 1;
-  __syncwarp();
-  while (top > 0) {
-    const std::uint32_t node = stack[--top];
-    __syncwarp();  // every lane has read the slot before lane 0 reuses it
-    const tree::Moments m = load_moments(moments + node);
-    const tree::Links l = load_links(links + node);
-    if (tree::accepts_box(m, group)) {
-      tree::approximate<Tr::kQuad>(m, p, a);
-    } else if (l.last - l.first < Tr::kLeaf) {
-      for (std::int32_t k = l.first; k <= l.last; ++k) direct_body(sorted, k, p, a);
-    } else {
-      const std::uint32_t child[2] = {l.left, l.right};
+  const int group_count = __ldcg(counters + kGroupCount);
+  for (;;) {
+    int g = 0;
+    if (lane == 0) g = atomicAdd(counters + kNextGroup, 1);
+    g = __shfl_sync(0xFFFFFFFFu, g, 0);
+    if (g >= group_count) return;  // the whole warp
+    const tree::Group group = groups[g];
+    const bool real = lane < group.count;
+    // Lanes past the group's bodies take its first body's place: inside its box, results dropped.
+    const int s = group.first + (real ? lane : 0);
+    const float4 b = sorted[s];
+    const float p[3] = {b.x, b.y, b.z};
+    const tree::Box box = warp_box(tree::Box{{p[0], p[1], p[2]}, {p[0], p[1], p[2]}});
+    float a[3] = {0.0f, 0.0f, 0.0f};
+    if (lane == 0) stack[0] = 0;
+    int top = 1;
+    __syncwarp();
+    while (top > 0) {
+      const std::uint32_t node = stack[--top];
+      __syncwarp();  // every lane has read the slot before lane 0 reuses it
+      const tree::Moments m = load_moments(moments + node);
+      const tree::Links l = load_links(links + node);
+      if (tree::accepts_box(m, box)) {
+        tree::approximate<Tr::kQuad>(m, p, a);
+      } else if (l.last - l.first < Tr::kLeaf) {
+        direct_leaf(sorted, l.first, l.last, lane, p, a);
+      } else {
+        const std::uint32_t child[2] = {l.left, l.right};
 #pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        if (child[c] & tree::kBody) {
-          direct_body(sorted, child[c] & ~tree::kBody, p, a);
-        } else {
-          if (top == tree::kStackDepth) __trap();  // cannot happen: kStackDepth bounds the depth
-          if (lane == 0) stack[top] = child[c];
-          ++top;
+        for (int c = 0; c < 2; ++c) {
+          if (child[c] & tree::kBody) {
+            direct_body(sorted, child[c] & ~tree::kBody, p, a);
+          } else {
+            if (top == tree::kStackDepth) __trap();  // cannot happen: kStackDepth bounds the depth
+            if (lane == 0) stack[top] = child[c];
+            ++top;
+          }
         }
+        __syncwarp();
       }
-      __syncwarp();
     }
+    if (real) store_acc(acc, index[s], a);
   }
-  if (real) store_acc(acc, index[s], a);
 }
 
 inline unsigned grid_of(std::int64_t items, int threads) {
@@ -442,6 +489,8 @@ cudaError_t tree_launch(const float4* bodies, float* acc, std::int64_t n, void* 
     auto* parent = reinterpret_cast<std::int32_t*>(base + l.parent);
     auto* body_parent = reinterpret_cast<std::int32_t*>(base + l.body_parent);
     auto* arrived = reinterpret_cast<std::int32_t*>(base + l.arrived);
+    auto* groups = reinterpret_cast<tree::Group*>(base + l.groups);
+    auto* counters = reinterpret_cast<std::int32_t*>(base + l.counters);
     const int ni = static_cast<int>(n);
 
     tc::box_kernel<Tr><<<tc::kBoxBlocks, tc::kBuildThreads, 0, stream>>>(bodies, ni, partials);
@@ -460,8 +509,14 @@ cudaError_t tree_launch(const float4* bodies, float* acc, std::int64_t n, void* 
     tc::moments_kernel<Tr><<<tc::grid_of(n, tc::kBuildThreads), tc::kBuildThreads, 0, stream>>>(
         sorted, links, parent, body_parent, ni, moments, boxes, arrived);
     if constexpr (Tr::kWarpWalk) {
+      if ((status = cudaMemsetAsync(counters, 0, tc::kCounters * sizeof(std::int32_t), stream)) != cudaSuccess)
+        return status;
+      tc::groups_kernel<Tr><<<tc::grid_of(n - 1, tc::kBuildThreads), tc::kBuildThreads, 0, stream>>>(
+          links, parent, ni, groups, counters);
+      // As many warps as the densest grouping (32 bodies each) could use; warps that find no
+      // group left return at once.
       tc::walk_warp_kernel<Tr><<<static_cast<unsigned>((n + Tr::kThreads - 1) / Tr::kThreads), Tr::kThreads, 0, stream>>>(
-          sorted, links, moments, index_out, ni, acc);
+          sorted, links, moments, index_out, groups, counters, acc);
     } else {
       tc::walk_body_kernel<Tr><<<static_cast<unsigned>((n + Tr::kThreads - 1) / Tr::kThreads), Tr::kThreads, 0, stream>>>(
           sorted, links, moments, index_out, ni, acc);

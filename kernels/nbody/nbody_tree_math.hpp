@@ -228,6 +228,40 @@ KILN_HOST_DEVICE inline void approximate(const Moments& m, const float* p, float
   }
 }
 
+// Walk groups: the bodies that walk the tree together on the GPU, one warp each, sharing every
+// opening decision (taken for the group's bounding box). A group is a node of at most kGroup
+// bodies whose parent has more (the root when n <= kGroup), or a single body whose parent has
+// more. These nodes partition the sorted bodies, and a node's bodies share a code prefix, so they
+// lie in one Morton cell and their box is tight. Runs of kGroup bodies adjacent in Morton order
+// are not: where the curve jumps (between cells, across the sparse halo of a Plummer sphere) such
+// a run can span the system, its box contains the dense core, and its walk opens nearly every
+// node.
+inline constexpr int kGroup = 32;
+
+struct Group {
+  std::int32_t first, count;  // sorted bodies [first, first + count)
+};
+
+// The groups internal node i (n >= 2) contributes, 0, 1 or 2 of them, written to out; returns
+// their number. Every body is in exactly one group over all internal nodes.
+KILN_HOST_DEVICE inline int groups_of_node(const Links* links, const std::int32_t* parent, std::int64_t i,
+                                           Group* out) {
+  const Links l = links[i];
+  const std::int32_t size = l.last - l.first + 1;
+  if (size <= kGroup) {
+    const std::int32_t up = parent[i];
+    if (up >= 0 && links[up].last - links[up].first + 1 <= kGroup) return 0;
+    out[0] = {l.first, size};
+    return 1;
+  }
+  const std::uint32_t child[2] = {l.left, l.right};
+  int count = 0;
+  for (int c = 0; c < 2; ++c) {
+    if (child[c] & kBody) out[count++] = {static_cast<std::int32_t>(child[c] & ~kBody), 1};
+  }
+  return count;
+}
+
 // True when the node may be used whole for a body at p (distance to its centre of mass beyond
 // r_crit).
 KILN_HOST_DEVICE inline bool accepts(const Moments& m, const float* p) {

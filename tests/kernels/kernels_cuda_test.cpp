@@ -225,7 +225,7 @@ TEST_CASE("nbody tree cuda: the issue's size, 2^20 Plummer bodies, within 1e-3",
 
 TEST_CASE("nbody tree cuda: check() catches unwritten, non-finite and wrong elements", "[nbody][tree][cuda]") {
   require_device();
-  const std::string config = "e3_METHODtree_WALKwarp_THREADS128_THETA40_LEAF16_QUAD1";
+  const std::string config = "e3_METHODtree_WALKwarp_THREADS128_THETA50_LEAF16_QUAD1";
   cc::Case c;
   c.element = 3 * 500 + 1;
   c.tamper = cc::Tamper::poison;

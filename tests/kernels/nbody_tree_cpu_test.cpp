@@ -2,6 +2,7 @@
 // against the fp64 all-pairs reference for odd n on both distributions, the tree keeps its
 // invariants, the error grows with the opening angle and shrinks with the quadrupole, the walk
 // does less work at larger angles, and check() catches unwritten, non-finite and wrong results.
+// Also the CUDA warp walk's groups and decisions, modelled on the host (nbody_tree_group_walk.hpp).
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "kiln_catch.hpp"
 #include "nbody_tree_cpu.hpp"
+#include "nbody_tree_group_walk.hpp"
 #include "nbody_tree_invariants.hpp"
 
 namespace {
@@ -193,4 +195,68 @@ TEST_CASE("nbody tree cpu: check() catches unwritten, non-finite and wrong eleme
   CHECK(r.unwritten == 0);
   CHECK(r.non_finite == 0);
   CHECK(r.rel_l2 > 1e-3);
+}
+
+TEST_CASE("nbody tree cpu: the warp walk's groups partition the sorted bodies into tree nodes", "[nbody][tree][cpu]") {
+  for (const char* bodies : {"plummer", "cube"}) {
+    for (std::int64_t n : {2, 3, 32, 33, 1000, 20011}) {
+      INFO(bodies << " n=" << n);
+      kiln::nbody::TreeCpuWorkload w(tree_problem(n, bodies), 7 + n);
+      w.run<Tree<3, 50, 16, 1>>();
+      const auto& links = w.tree().links();
+      const std::vector<kiln::nbody::tree::Group> groups = kiln::nbody::walk_groups(links, n, kiln::nbody::Grouping::nodes);
+      std::int32_t next = 0;
+      bool whole_nodes = true;
+      for (const kiln::nbody::tree::Group& g : groups) {
+        CHECK(g.first == next);
+        CHECK(g.count >= 1);
+        CHECK(g.count <= kiln::nbody::tree::kGroup);
+        next = g.first + g.count;
+        // A group of several bodies is exactly an internal node's range.
+        if (g.count > 1) {
+          bool found = false;
+          for (std::int64_t i = 0; i < n - 1 && !found; ++i)
+            found = links[i].first == g.first && links[i].last == g.first + g.count - 1;
+          whole_nodes = whole_nodes && found;
+        }
+      }
+      CHECK(next == n);
+      CHECK(whole_nodes);
+      if (n <= kiln::nbody::tree::kGroup) CHECK(groups.size() == 1);
+    }
+  }
+}
+
+TEST_CASE("nbody tree cpu: no warp-walk group walks the whole system, and the groups meet the tolerance",
+          "[nbody][tree][cpu]") {
+  // Runs of 32 bodies adjacent in Morton order (the grouping before) include runs that straddle a
+  // jump of the curve: their box holds the Plummer core and their walk opens nearly every node,
+  // one warp doing about n interactions per body while the mean is a few thousand.
+  const std::int64_t n = 65536;
+  kiln::nbody::TreeCpuWorkload w(tree_problem(n, "plummer"), 1);
+  using Config = Tree<3, 50, 16, 1>;
+  w.run<Config>();
+  const kiln::nbody::CpuTree& t = w.tree();
+  std::vector<float> acc(static_cast<std::size_t>(3 * n));
+  const auto sample = kiln::nbody::bodies_to_compare(n, 1, kiln::nbody::kTreeSampleBodies);
+
+  const kiln::nbody::GroupWalkStats runs = kiln::nbody::group_walk<16, true>(
+      t, n, kiln::nbody::walk_groups(t.links(), n, kiln::nbody::Grouping::runs), acc.data());
+  const double runs_error = kiln::nbody::compare_tree(acc.data(), t.sorted().data(), n, sample).rel_l2;
+  const kiln::nbody::GroupWalkStats nodes = kiln::nbody::group_walk<16, true>(
+      t, n, kiln::nbody::walk_groups(t.links(), n, kiln::nbody::Grouping::nodes), acc.data());
+  const kiln::CheckResult r = kiln::nbody::compare_tree(acc.data(), t.sorted().data(), n, sample);
+  INFO("runs: mean " << runs.mean_work << " max " << runs.max_work << " error " << runs_error << "; nodes: mean "
+                     << nodes.mean_work << " max " << nodes.max_work << " bodies " << nodes.mean_bodies << " error "
+                     << r.rel_l2);
+  CHECK(runs.max_work > n / 2);
+  CHECK(nodes.max_work < 2 * nodes.mean_work);
+  CHECK(nodes.max_work < n / 8);
+  // Tight boxes open fewer nodes: less work per body than the runs' boxes, still within 1e-3.
+  CHECK(nodes.mean_work < runs.mean_work);
+  CHECK(nodes.mean_bodies > 16.0);
+  CHECK(r.unwritten == 0);
+  CHECK(r.non_finite == 0);
+  CHECK(r.rel_l2 <= 1e-3);
+  CHECK(r.rel_l2 >= runs_error);
 }
