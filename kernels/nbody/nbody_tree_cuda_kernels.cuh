@@ -218,9 +218,8 @@ __global__ void links_kernel(const std::uint64_t* __restrict__ keys, int n, tree
   }
 }
 
-__device__ __forceinline__ tree::Moments load_moments_l2(const tree::Moments* m) {
-  const float4* v = reinterpret_cast<const float4*>(m);
-  const float4 a = __ldcg(v), b = __ldcg(v + 1), c = __ldcg(v + 2);
+// Moments from their three 16-byte words, however they were loaded.
+__device__ __forceinline__ tree::Moments moments_of(float4 a, float4 b, float4 c) {
   tree::Moments r;
   r.com[0] = a.x;
   r.com[1] = a.y;
@@ -237,23 +236,16 @@ __device__ __forceinline__ tree::Moments load_moments_l2(const tree::Moments* m)
   return r;
 }
 
+// Through L2 only: the bottom-up pass reads children another block has just written.
+__device__ __forceinline__ tree::Moments load_moments_l2(const tree::Moments* m) {
+  const float4* v = reinterpret_cast<const float4*>(m);
+  return moments_of(__ldcg(v), __ldcg(v + 1), __ldcg(v + 2));
+}
+
+// Through the read-only path: the walk reads moments that no longer change.
 __device__ __forceinline__ tree::Moments load_moments(const tree::Moments* m) {
   const float4* v = reinterpret_cast<const float4*>(m);
-  const float4 a = __ldg(v), b = __ldg(v + 1), c = __ldg(v + 2);
-  tree::Moments r;
-  r.com[0] = a.x;
-  r.com[1] = a.y;
-  r.com[2] = a.z;
-  r.mass = a.w;
-  r.qxx = b.x;
-  r.qyy = b.y;
-  r.qzz = b.z;
-  r.qxy = b.w;
-  r.qxz = c.x;
-  r.qyz = c.y;
-  r.rcrit2 = c.z;
-  r.unused = c.w;
-  return r;
+  return moments_of(__ldg(v), __ldg(v + 1), __ldg(v + 2));
 }
 
 __device__ __forceinline__ tree::Links load_links(const tree::Links* l) {
