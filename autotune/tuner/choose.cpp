@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -21,9 +22,12 @@ using worklog::Verdict;
 
 // Buckets whose runners-up are within noise of the winner (or whose default is) get those
 // candidates re-measured in turns, A/B/A/B; their outcomes are read again from the worklog.
+// `settled` holds, per bucket, every variant interleaved by an earlier pass: a new tie set is
+// measured together with them, so once a pass brings no new member, every tie set the pooled
+// timings can give is a subset of one set measured together, and a re-run measures nothing.
 // Returns how many processes ran.
 std::size_t settle_near_ties(const EvaluationContext& ctx, const Record& record, std::vector<VariantOutcome>& outcomes,
-                             int rounds, std::ostream& out) {
+                             int rounds, std::map<std::string, std::set<std::size_t>>& settled, std::ostream& out) {
   const Manifest& m = *ctx.manifest;
   std::size_t ran = 0;
   for (std::size_t b = 0; b < record.buckets.size(); ++b) {
@@ -34,6 +38,11 @@ std::size_t settle_near_ties(const EvaluationContext& ctx, const Record& record,
       if (c.within_noise.value_or(false)) tied.push_back(*m.variant_index(c.variant));
     }
     if (tied.size() < 2) continue;
+    std::set<std::size_t>& before = settled[rb.name];
+    for (std::size_t v : before) {
+      if (std::find(tied.begin(), tied.end(), v) == tied.end()) tied.push_back(v);
+    }
+    before.insert(tied.begin(), tied.end());
     std::vector<Problem> problems;
     for (const auto& p : rb.problems) problems.push_back(p.problem);
     std::size_t n = remeasure_interleaved(ctx, tied, problems, rounds);
@@ -131,12 +140,16 @@ Record choose_record(const EvaluationContext& ctx, const SelectionInput& in, std
 Record choose_and_sanitize(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
                            const TuneOptions& o, std::ostream& out) {
   auto hash_of = [&](std::size_t v) { return variant_hash(ctx, v); };
-  // Pooled timings can separate some of a tie set and bring others within noise: settled again
-  // until no tie set is new (a few passes at most), so that a re-run from the worklog finds every
-  // tie settled and measures nothing.
-  constexpr int kSettlePasses = 4;
+  // Pooled timings can separate some of a tie set and bring others within noise: settled again,
+  // each pass measuring the new tie set with every earlier one, until no tie set has a new member,
+  // so that a re-run from the worklog finds every tie settled and measures nothing. The sets only
+  // grow, so this ends; the bound only caps the cost on a machine too noisy to separate anything.
+  constexpr int kSettlePasses = 8;
+  std::map<std::string, std::set<std::size_t>> settled;
   for (int pass = 0; o.interleave_rounds > 0 && pass < kSettlePasses; ++pass) {
-    if (settle_near_ties(ctx, select_winners(in, outcomes, hash_of), outcomes, o.interleave_rounds, out) == 0) break;
+    if (settle_near_ties(ctx, select_winners(in, outcomes, hash_of), outcomes, o.interleave_rounds, settled, out) == 0) {
+      break;
+    }
   }
   Record record = choose_record(ctx, in, outcomes, o.finalists, out);
   if (!model::backend_named(ctx.manifest->backend).sanitizer || !o.sanitize) return record;
