@@ -48,6 +48,11 @@ struct Split {
   std::vector<std::size_t> yes, no;
   std::size_t unserved = 0;
   double worst = 0;
+  // Whether the split lies on a boundary the measurements show: the points on its two nearest
+  // values of an int dim have no variant that serves them all (a symbolic dim's split always
+  // counts). Among splits otherwise equal, one on a boundary puts the threshold where the winner
+  // changes, rather than peeling points off one end of a run that one variant serves.
+  bool boundary = true;
 };
 
 class Learner {
@@ -111,9 +116,16 @@ class Learner {
     const Fit a = fit(s.yes), b = fit(s.no);
     s.unserved = (s.yes.size() - a.served) + (s.no.size() - b.served);
     s.worst = std::max(a.worst, b.worst);
-    if (!chosen || s.unserved < chosen->unserved || (s.unserved == chosen->unserved && s.worst < chosen->worst)) {
-      chosen = std::move(s);
-    }
+    if (!chosen || preferred(s, *chosen)) chosen = std::move(s);
+  }
+
+  // Fewer points left unserved, then the smaller worst regret, then a split on a boundary, then
+  // the more even split (the smaller side larger: shallower trees); then the first considered.
+  static bool preferred(const Split& a, const Split& b) {
+    if (a.unserved != b.unserved) return a.unserved < b.unserved;
+    if (a.worst != b.worst) return a.worst < b.worst;
+    if (a.boundary != b.boundary) return a.boundary;
+    return std::min(a.yes.size(), a.no.size()) > std::min(b.yes.size(), b.no.size());
   }
 
   std::optional<Split> best_split(const std::vector<std::size_t>& set) const {
@@ -138,7 +150,12 @@ class Learner {
           Split s;
           s.node.dim = name;
           s.node.threshold = threshold_between(std::get<std::int64_t>(values[i]), std::get<std::int64_t>(values[i + 1]));
-          for (std::size_t p : set) (std::get<std::int64_t>(value_of(p)) <= *s.node.threshold ? s.yes : s.no).push_back(p);
+          std::vector<std::size_t> nearest;
+          for (std::size_t p : set) {
+            (std::get<std::int64_t>(value_of(p)) <= *s.node.threshold ? s.yes : s.no).push_back(p);
+            if (value_of(p) == values[i] || value_of(p) == values[i + 1]) nearest.push_back(p);
+          }
+          s.boundary = fit(nearest).served < nearest.size();
           consider(std::move(s), chosen);
         }
       } else {

@@ -68,11 +68,13 @@ std::size_t choose_min_leaf_points(const TreeTable& table, const TreeOptions& op
 // Greedy, CART-like: a node whose points one variant serves within the tolerance becomes a leaf
 // naming that variant (the one with the smallest worst regret, then the smallest geometric mean
 // time, then the first in the table's order); otherwise it splits where the fewest points are left
-// unserved on both sides (ties: the smaller worst regret, then the dims' order and the smaller
-// threshold). Thresholds of int dims lie between two measured values, at their midpoint in log2
+// unserved on both sides (ties: the smaller worst regret, then a split on a boundary, where no
+// variant serves the points of both its nearest values, then the more even split, then the dims'
+// order and the smaller threshold). Thresholds of int dims lie between two measured values, at their midpoint in log2
 // rounded to an integer. A split that would leave fewer than min_leaf_points on a side is not
-// considered, so a node may end as a leaf that does not serve all its points. Growth stops at the first node one variant serves, so no two sibling
-// leaves can be merged within the tolerance: the tree is already pruned.
+// considered, so a node may end as a leaf that does not serve all its points. Growth stops at the
+// first node one variant serves, so no two sibling leaves can be merged within the tolerance: the
+// tree is already pruned.
 DispatchTree learn_tree(const TreeTable& table, const TreeOptions& options);
 
 // Regret of a variant at a point: its time over the point's fastest time.
