@@ -7,6 +7,11 @@
 //   online:     one pass keeping a running max and a rescaled sum, then a pass that recomputes
 //               exp(x - max) / sum straight into the output. Reads only the input and writes the
 //               output once, at the price of about 2 + 1/UNROLL exps per element.
+//   lanes:      rows of at most kLanesMaxCols columns VEC at a time, one row per lane: the VEC
+//               rows (contiguous in memory) are transposed into one vector per column, so the
+//               max and the sum are lane-wise, with neither a horizontal reduction nor a partial
+//               vector, which is most of a narrow row's work in the other two; then transposed
+//               back. Wider rows, and the last rows % VEC, go the three_pass way.
 #pragma once
 #include <cfloat>
 #include <cstdint>
@@ -25,13 +30,15 @@ struct CpuTraits {
   static constexpr int kUnroll = Config::UNROLL;      // independent vectors per row and step
   static constexpr int kRowTile = Config::ROW_TILE;   // rows walked together
   static constexpr bool kOnline = Config::ALGO == "online";
+  static constexpr bool kLanes = Config::ALGO == "lanes";
   static constexpr int kStep = kVec * kUnroll;        // columns per main-loop step
   static constexpr int kLive = kStep * kRowTile;      // fp32 values in flight per step
 
   static_assert(kVec == 4 || kVec == 8 || kVec == 16, "VEC must be 4, 8 or 16 fp32 lanes");
   static_assert(kUnroll >= 1 && kUnroll <= 8, "UNROLL must be 1..8");
   static_assert(kRowTile >= 1 && kRowTile <= 8, "ROW_TILE must be 1..8");
-  static_assert(Config::ALGO == "online" || Config::ALGO == "three_pass", "ALGO: three_pass or online");
+  static_assert(Config::ALGO == "online" || Config::ALGO == "three_pass" || Config::ALGO == "lanes",
+                "ALGO: three_pass, online or lanes");
 };
 
 namespace cpu_detail {
@@ -196,6 +203,68 @@ void rows_online(const T* in, T* out, std::int64_t cols) {
       });
 }
 
+// The widest row ALGO lanes takes one row per lane: the transposed tile is kLanesMaxCols vectors.
+inline constexpr std::int64_t kLanesMaxCols = 64;
+
+// Softmax of VEC consecutive rows of cols <= kLanesMaxCols columns, one row per lane. With
+// `whole_loads`, each row is read in whole vectors, the last one running up to VEC - 1 elements
+// past the row (into the next rows, and past the VEC rows' end: the caller says it may), and
+// transposed VEC x VEC in registers; otherwise element by element.
+template <class Tr, class T>
+void rows_in_lanes(const T* in, T* out, std::int64_t cols, bool whole_loads) {
+  constexpr int V = Tr::kVec;
+  constexpr int U = Tr::kUnroll;
+  using F = simd::f32<V>;
+  alignas(64) float t[(kLanesMaxCols + V) * V];  // t[c * V + r]: column c of row r
+  if (whole_loads) {
+    for (std::int64_t c0 = 0; c0 < cols; c0 += V) {
+      F block[V];
+      for (int r = 0; r < V; ++r) block[r] = simd::load<V>(in + r * cols + c0, simd::Full<V>{}, 0.0f);
+      simd::transpose<V>(block);
+      for (int j = 0; j < V; ++j) simd::store<V>(t + (c0 + j) * V, block[j], simd::Full<V>{});
+    }
+  } else {
+    for (int r = 0; r < V; ++r) {
+      const T* row = in + r * cols;
+      for (std::int64_t c = 0; c < cols; ++c) t[c * V + r] = simd::to_float(row[c]);
+    }
+    // The last block's columns past the row: read by the transpose back, never stored.
+    for (std::int64_t c = cols; c % V != 0; ++c) simd::store<V>(t + c * V, simd::splat<V>(0.0f), simd::Full<V>{});
+  }
+  // U independent accumulators over the columns (column c goes to c % U).
+  F acc[U];
+  for (int u = 0; u < U; ++u) acc[u] = simd::splat<V>(kNegInf);
+  for (std::int64_t c = 0; c < cols; ++c) {
+    acc[c % U] = simd::vmax<V>(acc[c % U], simd::load<V>(t + c * V, simd::Full<V>{}, 0.0f));
+  }
+  F m = acc[0];
+  for (int u = 1; u < U; ++u) m = simd::vmax<V>(m, acc[u]);
+  for (int u = 0; u < U; ++u) acc[u] = simd::splat<V>(0.0f);
+  for (std::int64_t c = 0; c < cols; ++c) {
+    F e = simd::exp<V>(simd::load<V>(t + c * V, simd::Full<V>{}, 0.0f) - m);
+    simd::store<V>(t + c * V, e, simd::Full<V>{});
+    acc[c % U] += e;
+  }
+  F sum = acc[0];
+  for (int u = 1; u < U; ++u) sum += acc[u];
+  const F inv = simd::splat<V>(1.0f) / sum;
+  // Back to rows in whole vectors (the columns past the row's end hold whatever was there; only
+  // the row's own columns are stored).
+  for (std::int64_t c0 = 0; c0 < cols; c0 += V) {
+    F block[V];
+    for (int j = 0; j < V; ++j) block[j] = simd::load<V>(t + (c0 + j) * V, simd::Full<V>{}, 0.0f) * inv;
+    simd::transpose<V>(block);
+    const std::int64_t left = cols - c0;
+    for (int r = 0; r < V; ++r) {
+      if (left >= V) {
+        simd::store<V>(out + r * cols + c0, block[r], simd::Full<V>{});
+      } else {
+        simd::store<V>(out + r * cols + c0, block[r], static_cast<int>(left));
+      }
+    }
+  }
+}
+
 template <class Tr, int R, class T>
 void rows(const T* in, T* out, float* scratch, std::int64_t cols) {
   if constexpr (Tr::kOnline) {
@@ -215,6 +284,30 @@ void softmax_rows(const T* in, T* out, std::int64_t rows, std::int64_t cols) {
   using Tr = CpuTraits<Config>;
   constexpr int R = Tr::kRowTile;
   if (rows <= 0 || cols <= 0) return;
+  if constexpr (Tr::kLanes) {
+    if (cols <= cpu_detail::kLanesMaxCols) {
+      constexpr int V = Tr::kVec;
+      const std::int64_t groups = rows / V;
+      const std::int64_t units = groups + rows % V;  // whole groups of V rows, then single rows
+#pragma omp parallel
+      {
+        std::vector<float> scratch(std::is_same_v<T, float> ? 0 : static_cast<std::size_t>(cols));
+#pragma omp for schedule(static)
+        for (std::int64_t unit = 0; unit < units; ++unit) {
+          if (unit < groups) {
+            const std::int64_t offset = unit * V * cols;
+            // The last row's whole-vector loads run up to V - 1 elements past the group.
+            const bool whole_loads = offset + V * cols + V <= rows * cols;
+            cpu_detail::rows_in_lanes<Tr>(in + offset, out + offset, cols, whole_loads);
+          } else {
+            const std::int64_t offset = (groups * V + (unit - groups)) * cols;
+            cpu_detail::rows<Tr, 1>(in + offset, out + offset, scratch.data(), cols);
+          }
+        }
+      }
+      return;
+    }
+  }
   const std::int64_t full_tiles = rows / R;
   const std::int64_t units = full_tiles + rows % R;  // whole tiles, then single leftover rows
   constexpr bool kScratch = !Tr::kOnline && !std::is_same_v<T, float>;

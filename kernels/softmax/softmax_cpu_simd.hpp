@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 namespace kiln::softmax::simd {
 
@@ -65,6 +66,48 @@ inline u16<N> narrow_bf16(f32<N> x) {
   u32<N> u = (u32<N>)x;
   u += 0x7FFFu + ((u >> 16) & 1u);
   return __builtin_convertvector(u >> 16, u16<N>);
+}
+
+// One element: fp32 as it is, bf16 bits widened; and back, bf16 rounded as narrow_bf16 does.
+inline float to_float(float x) { return x; }
+inline float to_float(std::uint16_t h) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+template <class T>
+inline T from_float(float x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else {
+    std::uint32_t u;
+    std::memcpy(&u, &x, sizeof u);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return static_cast<std::uint16_t>(u >> 16);
+  }
+}
+
+// Transpose of an N x N block held as N vectors (rows in, columns out): log2(N) rounds of
+// interleaving row i with row i + N/2 (its low halves into 2i, its high halves into 2i + 1).
+template <int N, std::size_t... I>
+inline f32<N> zip_low(f32<N> a, f32<N> b, std::index_sequence<I...>) {
+  return __builtin_shufflevector(a, b, ((I % 2) ? N + static_cast<int>(I / 2) : static_cast<int>(I / 2))...);
+}
+template <int N, std::size_t... I>
+inline f32<N> zip_high(f32<N> a, f32<N> b, std::index_sequence<I...>) {
+  return __builtin_shufflevector(a, b, ((I % 2) ? N + N / 2 + static_cast<int>(I / 2) : N / 2 + static_cast<int>(I / 2))...);
+}
+template <int N>
+inline void transpose(f32<N> (&v)[N]) {
+  for (int round = 1; round < N; round *= 2) {
+    f32<N> next[N];
+    for (int i = 0; i < N / 2; ++i) {
+      next[2 * i] = zip_low<N>(v[i], v[i + N / 2], std::make_index_sequence<N>{});
+      next[2 * i + 1] = zip_high<N>(v[i], v[i + N / 2], std::make_index_sequence<N>{});
+    }
+    for (int i = 0; i < N; ++i) v[i] = next[i];
+  }
 }
 
 // Whole-vector loads and stores (unaligned).

@@ -11,7 +11,7 @@
 namespace {
 
 // Corners of softmax_cpu.space.json: narrow vectors and three passes, wide vectors with row
-// tiles and the online algorithm, unrolled online.
+// tiles and the online algorithm, unrolled online, rows in lanes with wide and narrow vectors.
 struct NarrowThreePass {
   static constexpr int VEC = 4, UNROLL = 2, ROW_TILE = 1;
   static constexpr kiln::Choice ALGO{"three_pass"};
@@ -26,6 +26,16 @@ struct UnrolledOnline {
   static constexpr int VEC = 8, UNROLL = 4, ROW_TILE = 1;
   static constexpr kiln::Choice ALGO{"online"};
   static constexpr const char* kiln_name = "softmax_cpu__VEC8_UNROLL4_ROW_TILE1_ALGOonline";
+};
+struct WideLanes {
+  static constexpr int VEC = 16, UNROLL = 1, ROW_TILE = 1;
+  static constexpr kiln::Choice ALGO{"lanes"};
+  static constexpr const char* kiln_name = "softmax_cpu__VEC16_UNROLL1_ROW_TILE1_ALGOlanes";
+};
+struct UnrolledLanes {
+  static constexpr int VEC = 4, UNROLL = 4, ROW_TILE = 1;
+  static constexpr kiln::Choice ALGO{"lanes"};
+  static constexpr const char* kiln_name = "softmax_cpu__VEC4_UNROLL4_ROW_TILE1_ALGOlanes";
 };
 struct TiledThreePass {
   static constexpr int VEC = 16, UNROLL = 2, ROW_TILE = 1;
@@ -49,7 +59,9 @@ void check_shapes() {
   // row counts that leave a partial row tile.
   const struct {
     std::int64_t rows, cols;
-  } shapes[] = {{3, 1001}, {5, 1}, {1, 3}, {17, 37}, {6, 64}, {9, 4099}, {2, 20003}};
+  } shapes[] = {{3, 1001}, {5, 1}, {1, 3}, {17, 37}, {6, 64}, {9, 4099}, {2, 20003},
+                // rows in lanes: whole groups and leftover rows, the widest such row, one wider
+                {33, 64}, {40, 1}, {21, 2}, {35, 65}};
   for (const auto& s : shapes) {
     for (const std::string dtype : {"fp32", "bf16"}) {
       INFO(Config::kiln_name << " rows=" << s.rows << " cols=" << s.cols << " dtype=" << dtype);
@@ -72,6 +84,8 @@ TEST_CASE("softmax cpu: variants across the space pass on tails", "[softmax][cpu
   check_shapes<WideTiledOnline>();
   check_shapes<UnrolledOnline>();
   check_shapes<TiledThreePass>();
+  check_shapes<WideLanes>();
+  check_shapes<UnrolledLanes>();
 }
 
 TEST_CASE("softmax cpu: fp32 results are close to the fp64 reference, not merely within tolerance", "[softmax][cpu]") {
@@ -79,6 +93,7 @@ TEST_CASE("softmax cpu: fp32 results are close to the fp64 reference, not merely
   // tolerance a tenfold margin.
   CHECK(run_and_check<NarrowThreePass>(64, 1000, "fp32", 7).rel_l2 < 1e-6);
   CHECK(run_and_check<WideTiledOnline>(64, 1000, "fp32", 7).rel_l2 < 1e-6);
+  CHECK(run_and_check<WideLanes>(4096, 50, "fp32", 7).rel_l2 < 1e-6);
 }
 
 TEST_CASE("softmax cpu: the vectorised exp is accurate to about an ulp", "[softmax][cpu]") {
