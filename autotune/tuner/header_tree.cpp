@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "domain_report.hpp"
 #include "header.hpp"
 #include "header_parts.hpp"
 
@@ -143,7 +144,7 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
 
   const RecordedDomain& d = *record->domain;
   TreeWriter writer(*tree, h);
-  h << "// The dispatch learned from measurements at " << d.coverage_points << " coverage points of the domain: at\n"
+  h << "// The dispatch learned from measurements at " << fit_points_text(d) << " of the domain: at\n"
     << "// each, the configuration of its leaf was within " << number(d.tolerance, 3)
     << "x of the fastest variant measured there\n// (worst regret " << number(d.coverage_worst_regret, 3) << ", median "
     << number(d.coverage_median_regret, 3) << "). Calls launch(Config{}) with the problem's configuration.\n";
