@@ -72,7 +72,7 @@ class TreeWriter {
 };
 
 std::string leaf_note(const TreeNode& n, std::size_t number_of_leaf) {
-  return "leaf " + std::to_string(number_of_leaf) + ": " + std::to_string(n.points) + " coverage point" +
+  return "leaf " + std::to_string(number_of_leaf) + ": " + std::to_string(n.points) + " fitted point" +
          (n.points == 1 ? "" : "s") + ", worst regret " + number(n.worst_regret, 3);
 }
 
@@ -157,7 +157,7 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
   h << "}\n\n";
 
   h << "// Where the configuration for a problem comes from, and what it measured: its leaf, and the\n"
-       "// geometric means of its time and floor over the leaf's coverage points.\n";
+       "// geometric means of its time and floor over the points fitted to the leaf.\n";
   h << "constexpr ::kiln::Provenance provenance(const Problem& p) {\n";
   writer.write([&](const TreeNode& n, std::size_t number_of_leaf, const std::string& indent) {
     const Variant* v = config_of(n);

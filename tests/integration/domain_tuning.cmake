@@ -24,7 +24,7 @@ set(kiln "${prefix}/bin/kiln")
 set(header "${build}/kiln/include/kiln/tuned/scale_rows.hpp")
 file(READ "${header}" tuned)
 kiln_expect("${tuned}" "decltype\\(auto\\) dispatch\\(const Problem& p, Launch&& launch\\) \\{\n" "dispatch()")
-kiln_expect("${tuned}" "return launch\\(ALGO[a-z]+_UNROLL[14]\\{\\}\\);  // leaf 0: [0-9]+ coverage points?, worst regret 1"
+kiln_expect("${tuned}" "return launch\\(ALGO[a-z]+_UNROLL[14]\\{\\}\\);  // leaf 0: [0-9]+ fitted points?, worst regret 1"
             "a leaf launching its configuration, with its provenance")
 kiln_expect("${tuned}" "\"learned dispatch\"" "provenance per leaf")
 
