@@ -117,25 +117,16 @@ std::map<std::size_t, PointTimes> times_of(const EvaluationContext& ctx, const s
 
 }  // namespace
 
-std::vector<Problem> fit_points(const Manifest& m) {
-  std::vector<Problem> points = m.coverage;
-  for (const auto& p : m.problems) {
-    const bool known = std::any_of(points.begin(), points.end(), [&](const Problem& q) { return q.key() == p.key(); });
-    if (!known) points.push_back(p);
-  }
-  return points;
-}
-
 TreeTable coverage_table(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
                          const std::map<std::string, double>& rates) {
   TreeTable t;
-  t.points = fit_points(m);
-  t.time.resize(t.points.size());
-  for (const auto& p : t.points) t.floor_s.push_back(floor_of(m.work_of(p), rates).seconds);
+  t.points = m.coverage;
+  t.time.resize(m.coverage.size());
+  for (const auto& p : m.coverage) t.floor_s.push_back(floor_of(m.work_of(p), rates).seconds);
   std::vector<const VariantOutcome*> usable;
   for (const auto& oc : outcomes) {
     if (!oc.complete || oc.failure || !oc.score) continue;
-    const bool timed_everywhere = std::all_of(t.points.begin(), t.points.end(),
+    const bool timed_everywhere = std::all_of(m.coverage.begin(), m.coverage.end(),
                                               [&](const Problem& p) { return oc.median_s.count(p.key()) > 0; });
     if (!timed_everywhere) continue;
     usable.push_back(&oc);
@@ -143,7 +134,7 @@ TreeTable coverage_table(const Manifest& m, const std::vector<VariantOutcome>& o
   std::sort(usable.begin(), usable.end(), [](const auto* a, const auto* b) { return a->index < b->index; });
   for (const auto* oc : usable) {
     t.variants.push_back(m.variants[oc->index].name);
-    for (std::size_t i = 0; i < t.points.size(); ++i) t.time[i].push_back(oc->median_s.at(t.points[i].key()));
+    for (std::size_t i = 0; i < m.coverage.size(); ++i) t.time[i].push_back(oc->median_s.at(m.coverage[i].key()));
   }
   return t;
 }
@@ -216,8 +207,7 @@ void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>&
   }
   RecordedDomain d;
   d.tolerance = m.tuning.regret_tolerance;
-  d.coverage_points = m.coverage.size();
-  d.listed_points = table.points.size() - m.coverage.size();
+  d.coverage_points = table.points.size();
   if (m.buckets.empty()) {
     d.tree = learn_tree(table, TreeOptions{m.tuning.regret_tolerance, TreeOptions{}.max_depth,
                                                 static_cast<std::size_t>(m.tuning.min_leaf_points)});

@@ -19,13 +19,8 @@ namespace kiln::tuner {
 // equal), else the space's default, as the generated header decides.
 std::string dispatched_variant(const Manifest& m, const Record& record, const Problem& p);
 
-// The points the dispatch is fitted to: the coverage points, then the listed problems that are
-// not among them. The listed problems are timed on every variant that passes anyway, and a
-// dispatch that misses one of them would be wrong where the space's author looks first.
-std::vector<Problem> fit_points(const Manifest& m);
-
 // The table of times the dispatch is learned from: the variants that passed and were timed at
-// every fit point, in the manifest's order.
+// every coverage point, in the manifest's order.
 TreeTable coverage_table(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
                          const std::map<std::string, double>& rates);
 

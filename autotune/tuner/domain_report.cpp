@@ -99,17 +99,9 @@ DomainFigures domain_figures(const RecordedDomain& d, double min_floor_s) {
   return f;
 }
 
-std::string fit_points_text(const RecordedDomain& d) {
-  std::string s = std::to_string(d.coverage_points) + " coverage points";
-  if (d.listed_points > 0) {
-    s += " and " + std::to_string(d.listed_points) + " listed problem" + (d.listed_points == 1 ? "" : "s");
-  }
-  return s;
-}
-
 std::string domain_summary(const RecordedDomain& d) {
   std::ostringstream s;
-  s << "  domain: " << fit_points_text(d) << ", dispatch regret there median "
+  s << "  domain: " << d.coverage_points << " coverage points, dispatch regret there median "
     << fixed(d.coverage_median_regret, 3) << ", worst " << fixed(d.coverage_worst_regret, 3) << " (tolerance "
     << fixed(d.tolerance, 2) << ")";
   if (d.tree) {
@@ -125,8 +117,8 @@ std::string domain_markdown(const Record& r, const std::string& svg_dir) {
   const RecordedDomain& d = *r.domain;
   std::ostringstream md;
   md << "\n### Over the problem domain\n\n";
-  md << "The dispatch " << (d.tree ? "learned from" : "of the space's buckets, checked at") << " " << fit_points_text(d)
-     << " (tolerance " << fixed(d.tolerance, 2) << "x of each point's fastest variant): regret there median "
+  md << "The dispatch " << (d.tree ? "learned from" : "of the space's buckets, checked at") << " " << d.coverage_points
+     << " coverage points (tolerance " << fixed(d.tolerance, 2) << "x of each point's fastest variant): regret there median "
      << fixed(d.coverage_median_regret, 3) << ", worst " << fixed(d.coverage_worst_regret, 3);
   if (d.tree) md << "; " << d.tree->leaf_count() << " leaves, depth " << d.tree->depth();
   md << ".\n\nOn the " << d.held_out.size() << " held-out points, never tuned on, against the fastest of "

@@ -24,9 +24,6 @@ DomainFigures domain_figures(const RecordedDomain& d, double min_floor_s = 0);
 // A few lines for `kiln tune`'s summary.
 std::string domain_summary(const RecordedDomain& d);
 
-// "24 coverage points" or "24 coverage points and 3 listed problems": what the dispatch was fitted to.
-std::string fit_points_text(const RecordedDomain& d);
-
 // Markdown: the figures over all held-out points and over those with a floor of at least 10 us,
 // the five worst points by regret and by actual/floor, and links to the heat maps when
 // `svg_dir` is not empty (files <kernel>_floor.svg and <kernel>_regret.svg there).

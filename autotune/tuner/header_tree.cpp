@@ -5,7 +5,6 @@
 #include <limits>
 #include <sstream>
 
-#include "domain_report.hpp"
 #include "header.hpp"
 #include "header_parts.hpp"
 
@@ -72,7 +71,7 @@ class TreeWriter {
 };
 
 std::string leaf_note(const TreeNode& n, std::size_t number_of_leaf) {
-  return "leaf " + std::to_string(number_of_leaf) + ": " + std::to_string(n.points) + " fitted point" +
+  return "leaf " + std::to_string(number_of_leaf) + ": " + std::to_string(n.points) + " coverage point" +
          (n.points == 1 ? "" : "s") + ", worst regret " + number(n.worst_regret, 3);
 }
 
@@ -144,7 +143,7 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
 
   const RecordedDomain& d = *record->domain;
   TreeWriter writer(*tree, h);
-  h << "// The dispatch learned from measurements at " << fit_points_text(d) << " of the domain: at\n"
+  h << "// The dispatch learned from measurements at " << d.coverage_points << " coverage points of the domain: at\n"
     << "// each, the configuration of its leaf was within " << number(d.tolerance, 3)
     << "x of the fastest variant measured there\n// (worst regret " << number(d.coverage_worst_regret, 3) << ", median "
     << number(d.coverage_median_regret, 3) << "). Calls launch(Config{}) with the problem's configuration.\n";
@@ -157,7 +156,7 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
   h << "}\n\n";
 
   h << "// Where the configuration for a problem comes from, and what it measured: its leaf, and the\n"
-       "// geometric means of its time and floor over the points fitted to the leaf.\n";
+       "// geometric means of its time and floor over the leaf's coverage points.\n";
   h << "constexpr ::kiln::Provenance provenance(const Problem& p) {\n";
   writer.write([&](const TreeNode& n, std::size_t number_of_leaf, const std::string& indent) {
     const Variant* v = config_of(n);

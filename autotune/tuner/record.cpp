@@ -15,11 +15,9 @@ namespace {
 nlohmann::ordered_json domain_to_json(const RecordedDomain& d) {
   nlohmann::ordered_json j;
   j["regret_tolerance"] = d.tolerance;
-  j["coverage"] = {{"points", d.coverage_points}};
-  // Only when some, so records fitted to the coverage alone read as they were.
-  if (d.listed_points > 0) j["coverage"]["listed"] = d.listed_points;
-  j["coverage"]["worst_regret"] = d.coverage_worst_regret;
-  j["coverage"]["median_regret"] = d.coverage_median_regret;
+  j["coverage"] = {{"points", d.coverage_points},
+                   {"worst_regret", d.coverage_worst_regret},
+                   {"median_regret", d.coverage_median_regret}};
   if (d.tree) {
     // Only when not 1, so records learned without the option read as they were.
     if (d.tree->min_leaf_points != 1) j["min_leaf_points"] = d.tree->min_leaf_points;
@@ -44,7 +42,6 @@ RecordedDomain domain_from_json(const nlohmann::ordered_json& j) {
   d.tolerance = j.at("regret_tolerance").get<double>();
   const auto& coverage = j.at("coverage");
   d.coverage_points = coverage.at("points").get<std::size_t>();
-  d.listed_points = coverage.value("listed", std::size_t{0});
   d.coverage_worst_regret = coverage.at("worst_regret").get<double>();
   d.coverage_median_regret = coverage.at("median_regret").get<double>();
   if (j.contains("tree")) {

@@ -36,7 +36,7 @@
 namespace kiln::nbody {
 
 // The all-pairs configuration of METHOD allpairs: the committed H200 record's choice for
-// 23433 <= n <= 66525 (presets/records/h200/nbody_cuda.record.json), the range where the tree
+// 23433 <= n <= 77220 (presets/records/h200/nbody_cuda.record.json), the range where the tree
 // starts to compete; it needs no thread-block cluster, so it also runs on sm_89.
 struct AllPairsCudaConfig {
   static constexpr int THREADS = 512, BODIES = 1, JSPLIT = 16, UNROLL = 8, CLUSTER = 1;

@@ -370,7 +370,7 @@ TEST_CASE("the header of a learned dispatch compiles, reads like code, and rebui
   CHECK(warnings.empty());
   CHECK(header.find("if (p.dtype == \"fp32\") {") != std::string::npos);
   CHECK(header.find("if (p.cols <= 2048) {") != std::string::npos);
-  CHECK(header.find("return launch(VEC4{});  // leaf 0: 2 fitted points, worst regret 1") != std::string::npos);
+  CHECK(header.find("return launch(VEC4{});  // leaf 0: 2 coverage points, worst regret 1") != std::string::npos);
   CHECK(header.find("enum class Bucket") == std::string::npos);
   // From the record's text alone: the same bytes.
   const Record again = record_from_json(nlohmann::ordered_json::parse(record_text(record)), "record");

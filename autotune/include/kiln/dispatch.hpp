@@ -44,7 +44,7 @@ struct Provenance {
   const char* cuda;
   const char* date;                // UTC day of the measurements
   double time_s;                   // geometric mean of the winner's times on the bucket's problems
-                                   // (a leaf: on the points fitted to it)
+                                   // (a leaf: on its coverage points)
   double floor_s;                  // geometric mean of the floors of those problems
   double ratio;                    // time / floor; 0 when not tuned or no floor
   bool tuned;
