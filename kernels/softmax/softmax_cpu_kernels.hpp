@@ -215,7 +215,8 @@ void rows_in_lanes(const T* in, T* out, std::int64_t cols, bool whole_loads) {
   constexpr int V = Tr::kVec;
   constexpr int U = Tr::kUnroll;
   using F = simd::f32<V>;
-  alignas(64) float t[(kLanesMaxCols + V) * V];  // t[c * V + r]: column c of row r
+  // t[c * V + r]: column c of row r, whole blocks of V columns (kLanesMaxCols is a multiple of V).
+  alignas(64) float t[kLanesMaxCols * V];
   if (whole_loads) {
     for (std::int64_t c0 = 0; c0 < cols; c0 += V) {
       F block[V];
@@ -248,8 +249,7 @@ void rows_in_lanes(const T* in, T* out, std::int64_t cols, bool whole_loads) {
   F sum = acc[0];
   for (int u = 1; u < U; ++u) sum += acc[u];
   const F inv = simd::splat<V>(1.0f) / sum;
-  // Back to rows in whole vectors (the columns past the row's end hold whatever was there; only
-  // the row's own columns are stored).
+  // Back to rows in whole vectors (the columns past the row's end are read, never stored).
   for (std::int64_t c0 = 0; c0 < cols; c0 += V) {
     F block[V];
     for (int j = 0; j < V; ++j) block[j] = simd::load<V>(t + (c0 + j) * V, simd::Full<V>{}, 0.0f) * inv;

@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "kiln/numeric.hpp"
+
 namespace kiln::softmax::simd {
 
 template <class T, int N>
@@ -68,25 +70,9 @@ inline u16<N> narrow_bf16(f32<N> x) {
   return __builtin_convertvector(u >> 16, u16<N>);
 }
 
-// One element: fp32 as it is, bf16 bits widened; and back, bf16 rounded as narrow_bf16 does.
+// One element as fp32: fp32 as it is, bf16 bits widened.
 inline float to_float(float x) { return x; }
-inline float to_float(std::uint16_t h) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
-  float x;
-  std::memcpy(&x, &bits, sizeof x);
-  return x;
-}
-template <class T>
-inline T from_float(float x) {
-  if constexpr (std::is_same_v<T, float>) {
-    return x;
-  } else {
-    std::uint32_t u;
-    std::memcpy(&u, &x, sizeof u);
-    u += 0x7FFFu + ((u >> 16) & 1u);
-    return static_cast<std::uint16_t>(u >> 16);
-  }
-}
+inline float to_float(std::uint16_t h) { return ::kiln::float_from_bf16(h); }
 
 // Transpose of an N x N block held as N vectors (rows in, columns out): log2(N) rounds of
 // interleaving row i with row i + N/2 (its low halves into 2i, its high halves into 2i + 1).

@@ -188,6 +188,25 @@ TEST_CASE("a symbolic dim splits on equality, and the tree is deterministic and 
   for (const auto& p : t.points) CHECK(back.leaf_of(p) == tree.leaf_of(p));
 }
 
+TEST_CASE("among equally good splits, the one where the winner changes; no chain peeling a run", "[tree]") {
+  // "a" is fastest at every width but 128, where "b" is (and "a" twice as slow). Every split below
+  // 128 leaves that one point unserved; the first of them (between 1 and 2) would start a chain
+  // that peels one point at a time off the run "a" serves.
+  TreeTable t;
+  t.variants = {"a", "b"};
+  for (std::int64_t cols : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
+    t.points.push_back(rc(4, cols));
+    t.time.push_back(cols == 128 ? std::vector<double>{2.0, 1.0} : std::vector<double>{1.0, 2.0});
+    t.floor_s.push_back(0);
+  }
+  const DispatchTree tree = learn_tree(t, {1.05});
+  CHECK(tree.leaf_count() == 3);
+  CHECK(tree.depth() == 2);
+  REQUIRE(tree.nodes[0].threshold);
+  CHECK(*tree.nodes[0].threshold == 91);  // between 64 and 128, the log2 midpoint
+  CHECK(worst_regret_of(tree, t) == 1.0);
+}
+
 TEST_CASE("every coverage point is served within the tolerance, whatever the table", "[tree]") {
   const TreeTable t = scattered();
   const DispatchTree tree = learn_tree(t, {1.05});
