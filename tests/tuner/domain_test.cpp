@@ -188,7 +188,7 @@ TEST_CASE("a symbolic dim splits on equality, and the tree is deterministic and 
   for (const auto& p : t.points) CHECK(back.leaf_of(p) == tree.leaf_of(p));
 }
 
-TEST_CASE("among equally good splits, the one where the winner changes; no chain peeling a run", "[tree]") {
+TEST_CASE("among equally good splits, the one where the winner changes, not a chain peeling a run", "[tree]") {
   // "a" is fastest at every width but 128, where "b" is (and "a" twice as slow). Every split below
   // 128 leaves that one point unserved; the first of them (between 1 and 2) would start a chain
   // that peels one point at a time off the run "a" serves.
