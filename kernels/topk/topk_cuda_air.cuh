@@ -50,6 +50,8 @@ struct AirState {
   std::uint32_t results;    // result slots taken
   std::uint32_t buffered[2];  // entries appended to each buffer
   std::uint32_t overflow;     // pass 0: a block's candidates overflowed its region of the buffer
+  std::uint32_t top;          // pass 0 with several blocks: the highest bin flushed to the row's histogram
+  std::uint32_t barrier;      // air_rest_kernel: blocks arrived after each pass, summed over the passes
 };
 static_assert(sizeof(AirState) <= kAirStateBytes, "AirState fits its slot");
 
@@ -90,6 +92,7 @@ struct Shared {
   std::uint32_t appended;   // pass 0: entries the block appended to its region
   std::uint32_t base;
   int chosen, above, last;
+  int done;  // air_rest_kernel: the row is finished
 };
 
 struct RowPointers {
@@ -345,7 +348,7 @@ __device__ void run_pass(int pass, const RowPointers& p, std::int64_t n, int k, 
     const auto region = static_cast<std::uint32_t>(blocks > 1 ? cap / blocks : cap);
     std::uint64_t* const mine = blocks > 1 ? p.buffer[1] + static_cast<std::int64_t>(block) * region : p.buffer[0];
     filter_detail::filter_row<T, B>(p.x, n, smallest, blocks, block, st.need, sh.hist, &sh.tau, &sh.appended, mine,
-                                    region);
+                                    region, blocks > 1 ? p.hist : nullptr, blocks > 1 ? &p.state->top : nullptr);
     __syncthreads();
     const std::uint32_t appended = sh.appended;
     if (blocks == 1) {
@@ -459,29 +462,80 @@ __global__ void __launch_bounds__(kAirFinishThreads) air_finish_kernel(const flo
                                             values, indices, list);
 }
 
+// The passes after pass 0 and the finishing sort in one launch when several blocks share a row
+// (one launch per pass costs a few microseconds each, also for the passes after the row is
+// finished, which return at once: 6 of them with 11-bit digits). After each pass the row's blocks
+// meet at a barrier, a counter in the row's state, so that all of them read the state the pass's
+// last block wrote; a finished row leaves the loop together, and its block 0 sorts the results.
+// The launch is cooperative (every block of the grid resident at once, or the launch fails), so
+// the barrier never waits for a block that cannot start.
+template <class Config>
+__global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 768 / Config::THREADS)
+    air_rest_kernel(const float* in, std::int64_t rows, std::int64_t n, int k, bool smallest, void* workspace,
+                    float* values, std::int64_t* indices) {
+  using Tr = CudaTraits<Config>;
+  __shared__ air_detail::Shared<Tr::kThreads, Tr::kBits> sh;
+  const std::int64_t row = blockIdx.y;
+  const air_detail::RowPointers p = air_detail::row_pointers<Tr>(in, n, k, workspace, rows, row);
+#pragma unroll 1
+  for (int s = 1; s < air_passes<Tr::kBits>(); ++s) {
+    air_detail::run_pass<Tr, false>(s, p, n, k, smallest, sh);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence();  // this block's results, histogram and (last block) state before its arrival
+      atomicAdd(&p.state->barrier, 1u);
+      const unsigned target = static_cast<unsigned>(s) * gridDim.x;
+      while (*static_cast<volatile unsigned*>(&p.state->barrier) < target) __nanosleep(64);
+      __threadfence();
+      sh.done = static_cast<int>(__ldcg(&p.state->finished));
+    }
+    __syncthreads();
+    if (sh.done) break;
+  }
+  if (blockIdx.x == 0) air_detail::finish_row<Tr::kThreads>(p, row, k, values, indices, sh.list);
+}
+
 inline std::size_t air_workspace_bytes(int bits, std::int64_t rows, std::int64_t n, std::int64_t k) {
   return AirLayout{rows, n, k, bits}.bytes();
 }
 
-// Blocks per row: enough for one full wave of the GPU over all rows, none with less than a tile.
-// The wave (SMs x resident blocks) is queried once per device and kept.
-template <class Config>
-cudaError_t air_blocks(std::int64_t rows, std::int64_t n, int* blocks) {
-  constexpr int kDevices = 64;
-  static std::atomic<std::int64_t> waves[kDevices];  // 0: not queried yet
+// The blocks of `kernel` (THREADS threads, no dynamic shared memory) resident at once on the
+// current device, all SMs together; 0 when the device cannot launch cooperatively and
+// `cooperative` is asked for. Queried once per device and kept in `cache` (as the count plus one:
+// 0, the zero-initialised state, means not queried yet).
+template <int THREADS, class Kernel>
+cudaError_t resident_blocks(Kernel kernel, bool cooperative, std::atomic<std::int64_t> (&cache)[64],
+                            std::int64_t* wave) {
   int device = 0;
   cudaError_t status = cudaGetDevice(&device);
   if (status != cudaSuccess) return status;
-  std::int64_t wave = device < kDevices ? waves[device].load(std::memory_order_relaxed) : 0;
-  if (wave == 0) {
-    int sms = 0, per_sm = 0;
+  std::int64_t w = (device < 64 ? cache[device].load(std::memory_order_relaxed) : 0) - 1;
+  if (w < 0) {
+    int sms = 0, per_sm = 0, coop = 1;
     status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    if (status == cudaSuccess)
-      status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, air_filter_kernel<Config>, Config::THREADS, 0);
+    if (status == cudaSuccess && cooperative) status = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device);
+    if (status == cudaSuccess) status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, 0);
     if (status != cudaSuccess) return status;
-    wave = static_cast<std::int64_t>(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
-    if (device < kDevices) waves[device].store(wave, std::memory_order_relaxed);
+    w = coop == 0 ? 0 : static_cast<std::int64_t>(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
+    if (device < 64) cache[device].store(w + 1, std::memory_order_relaxed);
   }
+  *wave = w;
+  return cudaSuccess;
+}
+
+template <class Config>
+struct AirWaves {  // per device: the filter kernel's wave and the cooperative wave of air_rest_kernel
+  static inline std::atomic<std::int64_t> filter[64];
+  static inline std::atomic<std::int64_t> rest[64];
+};
+
+// Blocks per row: enough for one full wave of the GPU over all rows, none with less than a tile.
+template <class Config>
+cudaError_t air_blocks(std::int64_t rows, std::int64_t n, int* blocks) {
+  std::int64_t wave = 0;
+  const cudaError_t status = resident_blocks<Config::THREADS>(air_filter_kernel<Config>, false, AirWaves<Config>::filter, &wave);
+  if (status != cudaSuccess) return status;
+  if (wave < 1) wave = 1;
   const std::int64_t tile = static_cast<std::int64_t>(Config::THREADS) * kAirItems;
   std::int64_t b = wave / rows;
   if (b > (n + tile - 1) / tile) b = (n + tile - 1) / tile;
@@ -507,6 +561,24 @@ cudaError_t launch_air_rows(const float* in, std::int64_t rows, std::int64_t n, 
     air_kernel<Config><<<dim3(1, static_cast<unsigned>(rows)), Config::THREADS, 0, stream>>>(
         in, rows, n, kk, smallest, -1, workspace, values, indices);
     return cudaGetLastError();
+  }
+  // The later passes in one cooperative launch when the row's blocks (at most the filter's) can
+  // all be resident; otherwise one launch per pass and a finishing launch.
+  std::int64_t rest_wave = 0;
+  status = resident_blocks<Config::THREADS>(air_rest_kernel<Config>, true, AirWaves<Config>::rest, &rest_wave);
+  if (status != cudaSuccess) return status;
+  const std::int64_t rest = rest_wave / rows < blocks ? rest_wave / rows : blocks;
+  if (rest >= 1) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned>(rest), static_cast<unsigned>(rows));
+    config.blockDim = dim3(Config::THREADS);
+    config.stream = stream;
+    cudaLaunchAttribute cooperative{};
+    cooperative.id = cudaLaunchAttributeCooperative;
+    cooperative.val.cooperative = 1;
+    config.attrs = &cooperative;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, air_rest_kernel<Config>, in, rows, n, kk, smallest, workspace, values, indices);
   }
   for (int s = 1; s < air_passes<Tr::kBits>(); ++s) {
     air_kernel<Config><<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(rows)), Config::THREADS, 0, stream>>>(

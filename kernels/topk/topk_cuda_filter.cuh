@@ -189,6 +189,11 @@ struct Filter {
   std::uint32_t* counter;
   std::uint64_t* buffer;
   std::uint32_t cap, need, recompute;
+  // Several blocks on a row (air): the row's histogram and its highest flushed bin in global
+  // memory, shared by its blocks; nullptr with one block.
+  unsigned* row_hist;
+  unsigned* row_top;
+
   std::uint32_t tau = 0, since = 0;
   Limit limit{0.0f, true};
 
@@ -202,6 +207,56 @@ struct Filter {
   // across lanes).
   __device__ void refresh() {
     set_tau(__shfl_sync(0xFFFFFFFFu, *static_cast<const volatile unsigned*>(tau_shared), 0));
+  }
+
+  // Several blocks on the row: the block's counts at and above tau move to the row's histogram
+  // (each count is taken out of shared memory by an atomic exchange, so it reaches the row's
+  // histogram exactly once; what stays behind is added at the end of the pass), and the bucket
+  // of the need-th best is found in the row's counts, those of every block that flushed: the
+  // bucket of the need-th best of a subset of the row's elements, at most b_0 like a block's own,
+  // and far higher than one block's once the row's blocks together counted many times k. Without
+  // it each of hundreds of blocks follows its own k-th best and appends about k (1 + ln steps) c
+  // entries. The walk reads the row's counts 32 bins at a time (one coalesced load per lane),
+  // from the highest bin any block flushed down: float keys put few bins between the largest
+  // values and the k-th (3 between 2.0 and 3.5 at 11 bits), so it is usually one load.
+  __device__ bool row_bucket(int* bucket, std::uint32_t* above) {
+    const int lane = threadIdx.x & 31;
+    // Read first, so that its latency overlaps the flush (nothing below waits on an atomic's
+    // reply: one round trip to L2 a walk, the walk's load).
+    const unsigned seen = lane == 0 ? *static_cast<const volatile unsigned*>(row_top) : 0u;
+    int top = -1;
+    for (int d = static_cast<int>(tau) + lane; d < kBins; d += 32) {
+      if (*static_cast<volatile unsigned*>(hist + d) != 0) {
+        const unsigned c = atomicExch(hist + d, 0u);
+        if (c != 0) {
+          atomicAdd(row_hist + d, c);
+          top = d;
+        }
+      }
+    }
+    top = __reduce_max_sync(0xFFFFFFFFu, top);
+    if (lane == 0 && top > static_cast<int>(seen)) atomicMax(row_top, static_cast<unsigned>(top));
+    int hi = __shfl_sync(0xFFFFFFFFu, static_cast<int>(seen), 0);
+    hi = hi > top ? hi : top;
+    std::uint32_t running = 0;
+    for (; hi >= static_cast<int>(tau); hi -= 32) {
+      const int d = hi - lane;  // lane 0 the highest bin
+      const std::uint32_t h = d >= static_cast<int>(tau) ? *static_cast<const volatile unsigned*>(row_hist + d) : 0u;
+      std::uint32_t inclusive = h;
+      for (int o = 1; o < 32; o <<= 1) {
+        const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, o);
+        if (lane >= o) inclusive += y;
+      }
+      const unsigned reached = __ballot_sync(0xFFFFFFFFu, running + inclusive >= need);
+      if (reached != 0) {
+        const int owner = __ffs(reached) - 1;
+        *bucket = hi - owner;
+        *above = running + __shfl_sync(0xFFFFFFFFu, inclusive - h, owner);
+        return true;
+      }
+      running += __shfl_sync(0xFFFFFFFFu, inclusive, 31);
+    }
+    return false;
   }
 
   // Appends the lane's elements of `mask` (vector v's element c is column first + 4 v + c, v the
@@ -235,7 +290,8 @@ struct Filter {
       since = 0;
       int b = 0;
       std::uint32_t a = 0;
-      if (find_bucket(hist, static_cast<int>(tau), kBins, need, &b, &a)) {
+      const bool found = row_hist != nullptr ? row_bucket(&b, &a) : find_bucket(hist, static_cast<int>(tau), kBins, need, &b, &a);
+      if (found) {
         if ((threadIdx.x & 31) == 0) atomicMax(tau_shared, static_cast<unsigned>(b));
         set_tau(static_cast<std::uint32_t>(b) > tau ? static_cast<std::uint32_t>(b) : tau);
       }
@@ -280,7 +336,8 @@ struct Filter {
 // Offsets within the share are 32-bit (a row has fewer than 2^31 columns).
 template <int THREADS, int BITS, bool SMALLEST>
 __device__ void filter_share(const float* x, std::uint32_t n, int blocks, int block, std::uint32_t need, unsigned* hist,
-                             unsigned* tau_shared, std::uint32_t* counter, std::uint64_t* buffer, std::uint32_t cap) {
+                             unsigned* tau_shared, std::uint32_t* counter, std::uint64_t* buffer, std::uint32_t cap,
+                             unsigned* row_hist, unsigned* row_top) {
   constexpr std::uint32_t kStep = static_cast<std::uint32_t>(THREADS) * kLoads;  // vectors per block step
   using F = Filter<THREADS, BITS, SMALLEST>;
   const std::uint32_t t = threadIdx.x, lane = t & 31;
@@ -296,7 +353,8 @@ __device__ void filter_share(const float* x, std::uint32_t n, int blocks, int bl
   const std::uint32_t u1 = b0 + per < vectors ? static_cast<std::uint32_t>(b0 + per) : vectors;
   const std::uint32_t full = (u1 - u0) / kStep;
   const bool partial = (u1 - u0) % kStep != 0;
-  F filter{hist, tau_shared, counter, buffer, cap, need, need / F::kWarps > 32 ? need / F::kWarps : 32};
+  F filter{hist,   tau_shared, counter, buffer, cap, need, need / F::kWarps > 32 ? need / F::kWarps : 32,
+           row_hist, row_top};
 
   // The block's steps are prefetched into L2 two steps ahead (by one thread), so that lines are
   // on their way while the warps classify, count or wait at the first step's barriers.
@@ -354,16 +412,18 @@ __device__ void filter_share(const float* x, std::uint32_t n, int blocks, int bl
   }
 }
 
+// row_hist, row_top: the row's histogram, threshold and highest flushed bin in global
+// memory when several blocks share the row (zeroed before the launch), nullptr with one block.
 template <int THREADS, int BITS>
 __device__ void filter_row(const float* x, std::int64_t n, bool smallest, int blocks, int block, std::uint32_t need,
                            unsigned* hist, unsigned* tau_shared, std::uint32_t* counter, std::uint64_t* buffer,
-                           std::uint32_t cap) {
+                           std::uint32_t cap, unsigned* row_hist, unsigned* row_top) {
   if (smallest) {
     filter_share<THREADS, BITS, true>(x, static_cast<std::uint32_t>(n), blocks, block, need, hist, tau_shared, counter,
-                                      buffer, cap);
+                                      buffer, cap, row_hist, row_top);
   } else {
     filter_share<THREADS, BITS, false>(x, static_cast<std::uint32_t>(n), blocks, block, need, hist, tau_shared,
-                                       counter, buffer, cap);
+                                       counter, buffer, cap, row_hist, row_top);
   }
 }
 

@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(Config::THREADS, filter_detail::filter_min_blo
   }
   __syncthreads();
   filter_detail::filter_row<T, B>(x, n, smallest, 1, 0, static_cast<std::uint32_t>(k), hist, &sh.tau, &sh.count,
-                                  buffer, static_cast<std::uint32_t>(cap));
+                                  buffer, static_cast<std::uint32_t>(cap), nullptr, nullptr);
   __syncthreads();
   const std::int64_t count = sh.count;
   const bool from_buffer = count <= cap;
