@@ -383,7 +383,7 @@ __device__ void finish_row(const RowPointers& p, std::int64_t row, int k, float*
   const int filled = taken < static_cast<std::uint32_t>(k) ? static_cast<int>(taken) : k;
   for (int i = t; i < len; i += THREADS) list[i] = i < filled ? __ldcg(p.results + i) : 0;
   __syncthreads();
-  cuda_detail::bitonic_sort(list, len, t, THREADS, [] { __syncthreads(); });
+  cuda_detail::block_sort<THREADS>(list, len, t);
   for (int j = t; j < k; j += THREADS) {
     const std::uint64_t e = list[j];
     // An empty slot (0) would mean fewer than k results: leave the poison for the check to see.

@@ -121,6 +121,107 @@ __device__ void bitonic_sort(std::uint64_t* a, int n, int t, int count, Sync syn
   }
 }
 
+namespace block_sort_detail {
+
+// Thread t holds a[t E, t E + E) in registers. A compare-exchange at distance j is within the
+// thread (j < E), between lanes of one warp (j < 32 E: a shuffle with lane t ^ (j / E), each
+// thread keeping the larger or smaller of its element and the partner's), or through shared
+// memory with a barrier (j >= 32 E: log2(n / (32 E)) steps of each merge). Direction as
+// bitonic_sort's: the pair (i, i + j) is descending when bit `size` of i is clear.
+template <int E>
+__device__ void sort(std::uint64_t* a, int n, int t) {
+  const bool active = t * E < n;  // whole warps: n and E * 32 are multiples of 32 E
+  std::uint64_t x[E];
+  if (active) {
+#pragma unroll
+    for (int b = 0; b < E; ++b) x[b] = a[t * E + b];
+  }
+  const int warp_span = 32 * E;
+  for (int size = 2; size <= n; size <<= 1) {
+    int j = size >> 1;
+    if (j >= warp_span) {
+      __syncthreads();  // a holds every thread's elements (the initial load, or the store below)
+      if (active) {
+#pragma unroll
+        for (int b = 0; b < E; ++b) a[t * E + b] = x[b];
+      }
+      __syncthreads();
+      for (; j >= warp_span; j >>= 1) {
+        for (int c = t; c < n / 2; c += blockDim.x) {
+          const int i = (c << 1) - (c & (j - 1));
+          const int l = i + j;
+          const std::uint64_t u = a[i], v = a[l];
+          const bool descending = (i & size) == 0;
+          if (descending ? u < v : u > v) {
+            a[i] = v;
+            a[l] = u;
+          }
+        }
+        __syncthreads();
+      }
+      if (active) {
+#pragma unroll
+        for (int b = 0; b < E; ++b) x[b] = a[t * E + b];
+      }
+    }
+    if (!active) continue;
+    for (; j >= E; j >>= 1) {
+      const int lanes = j / E;
+#pragma unroll
+      for (int b = 0; b < E; ++b) {
+        const int e = t * E + b;
+        const std::uint64_t y = __shfl_xor_sync(0xFFFFFFFFu, x[b], lanes);
+        const bool keep_larger = ((e & j) == 0) == ((e & size) == 0);
+        x[b] = keep_larger ? (x[b] > y ? x[b] : y) : (x[b] < y ? x[b] : y);
+      }
+    }
+    // Within the thread: the distances are unrolled (registers need indices known at compile
+    // time; a runtime index would put x in local memory).
+#pragma unroll
+    for (int d = E / 2; d > 0; d >>= 1) {
+      if (d > j) continue;
+#pragma unroll
+      for (int b = 0; b < E; ++b) {
+        if ((b & d) != 0) continue;
+        const bool descending = ((t * E + b) & size) == 0;
+        const std::uint64_t u = x[b], v = x[b + d];
+        if (descending ? u < v : u > v) {
+          x[b] = v;
+          x[b + d] = u;
+        }
+      }
+    }
+  }
+  __syncthreads();  // every thread is done reading a
+  if (active) {
+#pragma unroll
+    for (int b = 0; b < E; ++b) a[t * E + b] = x[b];
+  }
+  __syncthreads();
+}
+
+}  // namespace block_sort_detail
+
+// Sorts a[0, n) (shared memory, n a power of two, 32 <= n <= kMaxList) best first with the whole
+// block of THREADS threads (every thread calls it); the same order as bitonic_sort, most steps in
+// registers: each thread takes max(1, n / THREADS) consecutive entries (up to 4; more go the
+// shared-memory way of bitonic_sort), and only the steps of a merge at distances beyond a warp's
+// entries go through shared memory and a barrier (at n = 1024 and 512 threads, 10 of the 55
+// steps; bitonic_sort takes a barrier at every step).
+template <int THREADS>
+__device__ void block_sort(std::uint64_t* a, int n, int t) {
+  const int e = n / THREADS;
+  if (e <= 1) {
+    block_sort_detail::sort<1>(a, n, t);
+  } else if (e == 2) {
+    block_sort_detail::sort<2>(a, n, t);
+  } else if (e == 4) {
+    block_sort_detail::sort<4>(a, n, t);
+  } else {  // 8 or 16 entries a thread would take 32 registers or more: through shared memory
+    bitonic_sort(a, n, t, THREADS, [] { __syncthreads(); });
+  }
+}
+
 // a (sorted best first) becomes the best n of a and b (both sorted best first, length n): the
 // elementwise max of a and reversed b is bitonic and holds them; a bitonic merge sorts it.
 template <class Sync>
@@ -359,7 +460,7 @@ __global__ void __launch_bounds__(Config::THREADS) topk_kernel(const float* in, 
     cuda_detail::radix_select<Tr>(x, begin, end, kk, smallest, sh.radix);
     for (int i = kk + t; i < len; i += Tr::kThreads) sh.radix.result[i] = 0;
     __syncthreads();
-    cuda_detail::bitonic_sort(sh.radix.result, len, t, Tr::kThreads, sync_block);
+    cuda_detail::block_sort<Tr::kThreads>(sh.radix.result, len, t);
     best = sh.radix.result;
   }
   if (parts == 1) {

@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(Config::THREADS, filter_detail::filter_min_blo
     });
   }
   __syncthreads();
-  cuda_detail::bitonic_sort(list, len, t, T, [] { __syncthreads(); });
+  cuda_detail::block_sort<T>(list, len, t);
   for (int j = t; j < k; j += T) {
     const std::uint64_t e = list[j];
     if (e == 0) continue;  // fewer than k results: the poison stays for the check to see
