@@ -34,7 +34,6 @@ namespace kiln::topk {
 inline constexpr int kAirItems = 8;        // elements per thread per tile (two 16-byte loads)
 inline constexpr int kAirStateBytes = 64;  // one row's AirState, padded
 inline constexpr std::int64_t kAirMinBuffer = 4096;
-inline constexpr int kAirFinishThreads = 1024;  // the finishing kernel's block
 
 // A row's selection state in the workspace; zeroed before pass 0 (which ignores the first six
 // fields and starts from the whole row).
@@ -419,20 +418,16 @@ __host__ __device__ constexpr int air_passes() {
   return (64 + BITS - 1) / BITS + 1;
 }
 
-// Pass `pass` (>= 1) over blocks x rows blocks; pass < 0: one block per row runs every pass after
-// pass 0 and the finishing sort. At least 768 threads per SM (80 registers a thread).
+// One block per row runs every pass after pass 0 and the finishing sort (many rows: the rows fill
+// the GPU). At least 768 threads per SM (80 registers a thread).
 template <class Config>
 __global__ void __launch_bounds__(Config::THREADS, Config::THREADS >= 768 ? 1 : 768 / Config::THREADS)
-    air_kernel(const float* in, std::int64_t rows, std::int64_t n, int k, bool smallest, int pass, void* workspace,
-               float* values, std::int64_t* indices) {
+    air_row_kernel(const float* in, std::int64_t rows, std::int64_t n, int k, bool smallest, void* workspace,
+                   float* values, std::int64_t* indices) {
   using Tr = CudaTraits<Config>;
   __shared__ air_detail::Shared<Tr::kThreads, Tr::kBits> sh;
   const std::int64_t row = blockIdx.y;
   const air_detail::RowPointers p = air_detail::row_pointers<Tr>(in, n, k, workspace, rows, row);
-  if (pass >= 0) {
-    air_detail::run_pass<Tr, false>(pass, p, n, k, smallest, sh);
-    return;
-  }
 #pragma unroll 1
   for (int s = 1; s < air_passes<Tr::kBits>(); ++s) air_detail::run_pass<Tr, false>(s, p, n, k, smallest, sh);
   air_detail::finish_row<Tr::kThreads>(p, row, k, values, indices, sh.list);
@@ -447,19 +442,6 @@ __global__ void __launch_bounds__(Config::THREADS, filter_detail::filter_min_blo
   __shared__ air_detail::Shared<Tr::kThreads, Tr::kBits> sh;
   const std::int64_t row = blockIdx.y;
   air_detail::run_pass<Tr, true>(0, air_detail::row_pointers<Tr>(in, n, k, workspace, rows, row), n, k, smallest, sh);
-}
-
-// The finishing sort with several blocks per row: one block of kAirFinishThreads per row (a
-// comparator per thread and step for k up to 2048).
-template <class Config>
-__global__ void __launch_bounds__(kAirFinishThreads) air_finish_kernel(const float* in, std::int64_t rows,
-                                                                       std::int64_t n, int k, void* workspace,
-                                                                       float* values, std::int64_t* indices) {
-  using Tr = CudaTraits<Config>;
-  __shared__ std::uint64_t list[kMaxList];
-  const std::int64_t row = blockIdx.x;
-  air_detail::finish_row<kAirFinishThreads>(air_detail::row_pointers<Tr>(in, n, k, workspace, rows, row), row, k,
-                                            values, indices, list);
 }
 
 // The passes after pass 0 and the finishing sort in one launch when several blocks share a row
@@ -557,18 +539,22 @@ cudaError_t launch_air_rows(const float* in, std::int64_t rows, std::int64_t n, 
   const int kk = static_cast<int>(k);
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(rows));
   air_filter_kernel<Config><<<grid, Config::THREADS, 0, stream>>>(in, rows, n, kk, smallest, workspace);
-  if (blocks == 1) {
-    air_kernel<Config><<<dim3(1, static_cast<unsigned>(rows)), Config::THREADS, 0, stream>>>(
-        in, rows, n, kk, smallest, -1, workspace, values, indices);
+  // The later passes: in one cooperative launch with several blocks a row when the row's blocks
+  // (at most the filter's) can all be resident; otherwise one block per row runs them all (more
+  // rows than a wave: the rows fill the GPU).
+  std::int64_t rest = 0;
+  if (blocks > 1) {
+    std::int64_t rest_wave = 0;
+    status = resident_blocks<Config::THREADS>(air_rest_kernel<Config>, true, AirWaves<Config>::rest, &rest_wave);
+    if (status != cudaSuccess) return status;
+    rest = rest_wave / rows < blocks ? rest_wave / rows : blocks;
+  }
+  if (rest < 1) {
+    air_row_kernel<Config><<<dim3(1, static_cast<unsigned>(rows)), Config::THREADS, 0, stream>>>(
+        in, rows, n, kk, smallest, workspace, values, indices);
     return cudaGetLastError();
   }
-  // The later passes in one cooperative launch when the row's blocks (at most the filter's) can
-  // all be resident; otherwise one launch per pass and a finishing launch.
-  std::int64_t rest_wave = 0;
-  status = resident_blocks<Config::THREADS>(air_rest_kernel<Config>, true, AirWaves<Config>::rest, &rest_wave);
-  if (status != cudaSuccess) return status;
-  const std::int64_t rest = rest_wave / rows < blocks ? rest_wave / rows : blocks;
-  if (rest >= 1) {
+  {
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(static_cast<unsigned>(rest), static_cast<unsigned>(rows));
     config.blockDim = dim3(Config::THREADS);
@@ -580,13 +566,6 @@ cudaError_t launch_air_rows(const float* in, std::int64_t rows, std::int64_t n, 
     config.numAttrs = 1;
     return cudaLaunchKernelEx(&config, air_rest_kernel<Config>, in, rows, n, kk, smallest, workspace, values, indices);
   }
-  for (int s = 1; s < air_passes<Tr::kBits>(); ++s) {
-    air_kernel<Config><<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(rows)), Config::THREADS, 0, stream>>>(
-        in, rows, n, kk, smallest, s, workspace, values, indices);
-  }
-  air_finish_kernel<Config><<<static_cast<unsigned>(rows), kAirFinishThreads, 0, stream>>>(in, rows, n, kk, workspace,
-                                                                                         values, indices);
-  return cudaGetLastError();
 }
 
 // Rows go on the grid's y axis (at most 65535): more rows run as consecutive launches on the
