@@ -102,20 +102,25 @@ union Shared {
 // Sorts a[0, n) best first (n a power of two) with `count` cooperating threads, thread `t`. Each
 // step's n / 2 compare-exchanges are spread over the threads (comparator c works on i, the c-th
 // index with bit j clear, and i + j), so that no thread idles while another takes two.
+// One step (merge `size`, distance j) of it, without the barrier that follows.
+__device__ inline void bitonic_step(std::uint64_t* a, int n, int t, int count, int size, int j) {
+  for (int c = t; c < n / 2; c += count) {
+    const int i = (c << 1) - (c & (j - 1));
+    const int l = i + j;
+    const std::uint64_t x = a[i], y = a[l];
+    const bool descending = (i & size) == 0;
+    if (descending ? x < y : x > y) {
+      a[i] = y;
+      a[l] = x;
+    }
+  }
+}
+
 template <class Sync>
 __device__ void bitonic_sort(std::uint64_t* a, int n, int t, int count, Sync sync) {
   for (int size = 2; size <= n; size <<= 1) {
     for (int j = size >> 1; j > 0; j >>= 1) {
-      for (int c = t; c < n / 2; c += count) {
-        const int i = (c << 1) - (c & (j - 1));
-        const int l = i + j;
-        const std::uint64_t x = a[i], y = a[l];
-        const bool descending = (i & size) == 0;
-        if (descending ? x < y : x > y) {
-          a[i] = y;
-          a[l] = x;
-        }
-      }
+      bitonic_step(a, n, t, count, size, j);
       sync();
     }
   }
@@ -147,16 +152,7 @@ __device__ void sort(std::uint64_t* a, int n, int t) {
       }
       __syncthreads();
       for (; j >= warp_span; j >>= 1) {
-        for (int c = t; c < n / 2; c += blockDim.x) {
-          const int i = (c << 1) - (c & (j - 1));
-          const int l = i + j;
-          const std::uint64_t u = a[i], v = a[l];
-          const bool descending = (i & size) == 0;
-          if (descending ? u < v : u > v) {
-            a[i] = v;
-            a[l] = u;
-          }
-        }
+        bitonic_step(a, n, t, static_cast<int>(blockDim.x), size, j);
         __syncthreads();
       }
       if (active) {
