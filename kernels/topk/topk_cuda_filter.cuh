@@ -26,6 +26,11 @@
 // appends only what passes it (otherwise the whole first step, 16 x THREADS elements, would be
 // appended).
 //
+// With several blocks on a row (air), a warp that recomputes tau first moves the block's counts
+// at and above tau into the row's histogram and takes the bucket from the row's counts
+// (Filter::row_bucket): the argument above holds for any subset of the row's elements, so every
+// block's threshold follows the row's k-th bucket instead of its own.
+//
 // A warp recomputes tau when it has counted at least max(32, need / warps) elements since its
 // last recompute. Early, when most elements pass, that is every step; once tau has risen few
 // elements pass and recomputes become rare. Block-wide the threshold is re-derived each time
@@ -290,7 +295,8 @@ struct Filter {
       since = 0;
       int b = 0;
       std::uint32_t a = 0;
-      const bool found = row_hist != nullptr ? row_bucket(&b, &a) : find_bucket(hist, static_cast<int>(tau), kBins, need, &b, &a);
+      const bool found =
+          row_hist != nullptr ? row_bucket(&b, &a) : find_bucket(hist, static_cast<int>(tau), kBins, need, &b, &a);
       if (found) {
         if ((threadIdx.x & 31) == 0) atomicMax(tau_shared, static_cast<unsigned>(b));
         set_tau(static_cast<std::uint32_t>(b) > tau ? static_cast<std::uint32_t>(b) : tau);
@@ -353,7 +359,7 @@ __device__ void filter_share(const float* x, std::uint32_t n, int blocks, int bl
   const std::uint32_t u1 = b0 + per < vectors ? static_cast<std::uint32_t>(b0 + per) : vectors;
   const std::uint32_t full = (u1 - u0) / kStep;
   const bool partial = (u1 - u0) % kStep != 0;
-  F filter{hist,   tau_shared, counter, buffer, cap, need, need / F::kWarps > 32 ? need / F::kWarps : 32,
+  F filter{hist, tau_shared, counter, buffer, cap, need, need / F::kWarps > 32 ? need / F::kWarps : 32,
            row_hist, row_top};
 
   // The block's steps are prefetched into L2 two steps ahead (by one thread), so that lines are
@@ -412,8 +418,8 @@ __device__ void filter_share(const float* x, std::uint32_t n, int blocks, int bl
   }
 }
 
-// row_hist, row_top: the row's histogram, threshold and highest flushed bin in global
-// memory when several blocks share the row (zeroed before the launch), nullptr with one block.
+// row_hist, row_top: the row's histogram and highest flushed bin in global memory when several
+// blocks share the row (zeroed before the launch), nullptr with one block.
 template <int THREADS, int BITS>
 __device__ void filter_row(const float* x, std::int64_t n, bool smallest, int blocks, int block, std::uint32_t need,
                            unsigned* hist, unsigned* tau_shared, std::uint32_t* counter, std::uint64_t* buffer,
