@@ -232,20 +232,28 @@ void rows_in_lanes(const T* in, T* out, std::int64_t cols, bool whole_loads) {
     // The last block's columns past the row: read by the transpose back, never stored.
     for (std::int64_t c = cols; c % V != 0; ++c) simd::store<V>(t + c * V, simd::splat<V>(0.0f), simd::Full<V>{});
   }
-  // U independent accumulators over the columns (column c goes to c % U).
+  // U independent accumulators over the columns, U columns a step (indices known at compile time,
+  // so that the accumulators stay in registers; an index c % U put them in memory, a chain of
+  // stores and reloads per column), the leftover columns into the first.
   F acc[U];
   for (int u = 0; u < U; ++u) acc[u] = simd::splat<V>(kNegInf);
-  for (std::int64_t c = 0; c < cols; ++c) {
-    acc[c % U] = simd::vmax<V>(acc[c % U], simd::load<V>(t + c * V, simd::Full<V>{}, 0.0f));
+  std::int64_t c = 0;
+  for (; c + U <= cols; c += U) {
+    for (int u = 0; u < U; ++u) acc[u] = simd::vmax<V>(acc[u], simd::load<V>(t + (c + u) * V, simd::Full<V>{}, 0.0f));
   }
+  for (; c < cols; ++c) acc[0] = simd::vmax<V>(acc[0], simd::load<V>(t + c * V, simd::Full<V>{}, 0.0f));
   F m = acc[0];
   for (int u = 1; u < U; ++u) m = simd::vmax<V>(m, acc[u]);
   for (int u = 0; u < U; ++u) acc[u] = simd::splat<V>(0.0f);
-  for (std::int64_t c = 0; c < cols; ++c) {
-    F e = simd::exp<V>(simd::load<V>(t + c * V, simd::Full<V>{}, 0.0f) - m);
-    simd::store<V>(t + c * V, e, simd::Full<V>{});
-    acc[c % U] += e;
+  const auto exp_at = [&](std::int64_t col) {
+    F e = simd::exp<V>(simd::load<V>(t + col * V, simd::Full<V>{}, 0.0f) - m);
+    simd::store<V>(t + col * V, e, simd::Full<V>{});
+    return e;
+  };
+  for (c = 0; c + U <= cols; c += U) {
+    for (int u = 0; u < U; ++u) acc[u] += exp_at(c + u);
   }
+  for (; c < cols; ++c) acc[0] += exp_at(c);
   F sum = acc[0];
   for (int u = 1; u < U; ++u) sum += acc[u];
   const F inv = simd::splat<V>(1.0f) / sum;
