@@ -7,7 +7,8 @@
 //
 // The selections of one block per part (ALGO; `air`, the whole GPU on a row, is in
 // topk_cuda_air.cuh, `shared`, one block per row filtering into shared memory, in
-// topk_cuda_shared.cuh, and the launch in topk_cuda_launch.cuh):
+// topk_cuda_shared.cuh, `regs`, one block per row holding it in registers, in topk_cuda_regs.cuh,
+// and the launch in topk_cuda_launch.cuh):
 //   radix: radix select with filtering, after AIR top-k (SC'23). Keys are taken BITS bits at a
 //     time from the top: a sweep over the live elements builds the histogram of the current digit
 //     in shared memory, and the digit's bucket that holds the k-th best is chosen. The next sweep
@@ -58,12 +59,14 @@ struct CudaTraits {
   static constexpr bool kRadix = Config::ALGO == "radix";
   static constexpr bool kAir = Config::ALGO == "air";
   static constexpr bool kShared = Config::ALGO == "shared";
+  static constexpr bool kRegs = Config::ALGO == "regs";
   static constexpr int kBits = Config::BITS;
   static constexpr int kSplit = Config::SPLIT;
   static constexpr int kPasses = (32 + kBits - 1) / kBits;
   static_assert(kThreads % 32 == 0 && kThreads >= 64 && kThreads <= 1024, "THREADS: a multiple of 32, 64..1024");
-  static_assert(Config::ALGO == "radix" || Config::ALGO == "warp" || Config::ALGO == "air" || Config::ALGO == "shared",
-                "ALGO: radix, warp, air or shared");
+  static_assert(Config::ALGO == "radix" || Config::ALGO == "warp" || Config::ALGO == "air" || Config::ALGO == "shared" ||
+                    Config::ALGO == "regs",
+                "ALGO: radix, warp, air, shared or regs");
   static_assert(kBits >= 4 && kBits <= 11, "BITS: 4..11 (a histogram of 2^BITS counters)");
   static_assert(kSplit >= 1 && kSplit <= kMaxSplit, "SPLIT: 1..kMaxSplit");
 };

@@ -7,17 +7,18 @@
 
 #include "topk_cuda_air.cuh"
 #include "topk_cuda_kernels.cuh"
+#include "topk_cuda_regs.cuh"
 #include "topk_cuda_shared.cuh"
 
 namespace kiln::topk {
 
 // Workspace bytes of Config's launch: the split lists (none with one part), air's states,
-// histograms, candidate buffers and results, or none (shared).
+// histograms, candidate buffers and results, or none (shared, regs).
 template <class Config>
 std::size_t workspace_bytes(std::int64_t rows, std::int64_t n, std::int64_t k) {
   if constexpr (CudaTraits<Config>::kAir) {
     return air_workspace_bytes(Config::BITS, rows, n, k);
-  } else if constexpr (CudaTraits<Config>::kShared) {
+  } else if constexpr (CudaTraits<Config>::kShared || CudaTraits<Config>::kRegs) {
     return 0;
   } else {
     const int parts = parts_of(Config::SPLIT, rows, n);
@@ -44,6 +45,8 @@ cudaError_t launch(const float* in, std::int64_t rows, std::int64_t n, std::int6
     return launch_air<Config>(in, rows, n, k, smallest, values, indices, workspace, stream);
   } else if constexpr (CudaTraits<Config>::kShared) {
     return launch_shared<Config>(in, rows, n, k, smallest, values, indices, stream);
+  } else if constexpr (CudaTraits<Config>::kRegs) {
+    return launch_regs<Config>(in, rows, n, k, smallest, values, indices, stream);
   } else {
     auto* lists = static_cast<std::uint64_t*>(workspace);
     const int parts = parts_of(Config::SPLIT, rows, n);

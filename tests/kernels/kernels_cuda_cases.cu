@@ -93,7 +93,8 @@ using ScanSmall = ScanConfig<8, 4, 1, 2>;
 // 11-bit digits at 256 threads (the default), 8-bit digits at 128 and 11-bit at 512, and shared
 // (one block per row, candidates in shared memory) likewise, each at the filter's register
 // budget of 48 and, at 256 threads, of 64 (radix and warp do not read REGS: their names carry
-// the generated variants' 48).
+// the generated variants' 48), and regs (one block per row in registers) at every block size,
+// each holding rows of up to 64 x THREADS columns and running shared beyond.
 struct TopkRadixDefault {
   static constexpr int THREADS = 256, BITS = 11, SPLIT = 16;
   static constexpr kiln::Choice ALGO{"radix"};
@@ -123,6 +124,11 @@ template <int T, int B, int R = 48>
 struct TopkShared {
   static constexpr int THREADS = T, BITS = B, SPLIT = 1, REGS = R;
   static constexpr kiln::Choice ALGO{"shared"};
+};
+template <int T>
+struct TopkRegs {
+  static constexpr int THREADS = T, BITS = 11, SPLIT = 1, REGS = 48;
+  static constexpr kiln::Choice ALGO{"regs"};
 };
 
 class Stream {
@@ -359,6 +365,9 @@ const std::map<std::string, Runner>& topk_runners() {
       {"THREADS256_ALGOshared_BITS11_SPLIT1_REGS64", &run_topk<TopkShared<256, 11, 64>>},
       {"THREADS128_ALGOshared_BITS8_SPLIT1_REGS48", &run_topk<TopkShared<128, 8>>},
       {"THREADS512_ALGOshared_BITS11_SPLIT1_REGS48", &run_topk<TopkShared<512, 11>>},
+      {"THREADS128_ALGOregs_BITS11_SPLIT1_REGS48", &run_topk<TopkRegs<128>>},
+      {"THREADS256_ALGOregs_BITS11_SPLIT1_REGS48", &run_topk<TopkRegs<256>>},
+      {"THREADS512_ALGOregs_BITS11_SPLIT1_REGS48", &run_topk<TopkRegs<512>>},
   };
   return runners;
 }

@@ -1,0 +1,350 @@
+// ALGO regs: one block per row, the whole row in registers, for many short and medium rows (up to
+// kRegsPerThread x THREADS columns; wider rows run ALGO shared). The row is read from memory once,
+// kRegsPerThread floats a thread (element j of thread t is column j THREADS + t: every load of a
+// warp is one coalesced 128-byte line, at any row alignment), and every later step works on
+// those registers and on shared memory:
+//   1. a lower bound L for the k-th best key from a sample of THREADS elements spread over eight
+//      regions of the row: the lower edge of the BITS-bit bucket of the sample's r-th best, r four
+//      standard deviations (and 4) above the k-th best's expected rank in the sample;
+//   2. digit 0 (the key's top 11 bits) of the elements at or above L: one float compare an element
+//      (filter_detail::passes), a key and a shared-memory atomic only for those that pass (about
+//      r / THREADS of the row). When fewer than k pass, the rest of the row is counted into the
+//      same histogram, which is then the whole row's: L only ever saves work;
+//   3. the candidates, every element at or above the chosen bucket, as packed entries into a
+//      shared-memory buffer when they fit (otherwise the later steps read the registers again),
+//      and a radix selection of the k-th best packed entry over them, 11 bits a digit, stopping
+//      at the first digit whose chosen bucket is needed whole (ties rank lower column first, as
+//      topk_order.hpp's entries do);
+//   4. the k entries at or above the threshold are collected, sorted (block_sort) and written.
+// The grid holds as many blocks as are resident, each taking rows gridDim.x apart; a block asks L2
+// for its next row while it works on the current one. Every count is complete when a bucket is
+// chosen (a barrier before), so one warp sums the counts with 16-byte loads rather than racy
+// single ones (regs_detail::find_bucket).
+// Measured on an H100 (2026-11-25, direct launches, CUDA events, median of 7): faster than shared
+// where rows are many and short (10000 x 4099 at k 1: 312 against 540 us at 128 threads;
+// 100000 x 100 at k 10: 2.1 against 3.8 ms), slower at 1024 x 32768 (k 256: 200 against 149 us
+// at 512 threads, one block an SM: its barriers and the chosen bucket's walk are not hidden by
+// another block). The tuner picks per problem.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+
+#include "topk_cuda_filter.cuh"
+#include "topk_cuda_kernels.cuh"
+#include "topk_cuda_shared.cuh"
+#include "topk_order.hpp"
+
+namespace kiln::topk {
+
+inline constexpr int kRegsPerThread = 64;  // keys of the row a thread holds
+inline constexpr int kRegsSamples = 8;     // regions of the row the sample is spread over
+
+// The widest row ALGO regs holds at THREADS threads: the column's complement takes 16 bits of the
+// selection's 48-bit entries.
+__host__ __device__ constexpr std::int64_t regs_capacity(int threads) {
+  return static_cast<std::int64_t>(threads) * kRegsPerThread;
+}
+
+namespace regs_detail {
+
+struct Block {
+  int chosen;           // the bucket of the need-th best, -1: fewer than need counted
+  std::uint32_t above;  // entries above it
+  std::uint32_t lower;  // L, the lower bound of the first histogram's keys
+  std::uint32_t results;
+};
+
+inline constexpr int kBits = 11, kBins = 1 << kBits, kKeyShift = 32 - kBits;
+
+// The entry a selection digit ranks: the key, then the column's complement (16 bits).
+__device__ __forceinline__ std::uint64_t entry(std::uint32_t key, int column) {
+  return (static_cast<std::uint64_t>(key) << 16) | static_cast<std::uint64_t>(0xFFFF - column);
+}
+
+// The width of the digit below `shift` bits of an entry: the key in digits of at most 11 bits,
+// then the column in two of 8.
+__device__ __forceinline__ int digit_width(int shift) {
+  if (shift > 16) return shift - 16 < kBits ? shift - 16 : kBits;
+  return shift < 8 ? shift : 8;
+}
+
+// One warp: the bucket of the need-th best among the complete counts of h[low, bins), walking
+// from the top; false when fewer than `need` are counted there. As filter_detail::find_bucket,
+// but for counts no longer changing (after a barrier): each lane sums its bins with 16-byte loads
+// issued together, not one racy load after another. bins: a multiple of 128.
+__device__ inline bool find_bucket(const unsigned* h, int low, int bins, std::uint32_t need, int* bucket,
+                                   std::uint32_t* above) {
+  const int lane = threadIdx.x & 31;
+  const int per = bins / 32, top = bins - lane * per, base = top - per;  // lane 0: the highest bins
+  std::uint32_t sum = 0;
+  for (int i = 0; i < per; i += 4) {
+    const uint4 u = *reinterpret_cast<const uint4*>(h + base + i);
+    const int at = base + i;
+    sum += (at >= low ? u.x : 0u) + (at + 1 >= low ? u.y : 0u) + (at + 2 >= low ? u.z : 0u) + (at + 3 >= low ? u.w : 0u);
+  }
+  std::uint32_t inclusive = sum;
+  for (int o = 1; o < 32; o <<= 1) {
+    const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, o);
+    if (lane >= o) inclusive += y;
+  }
+  const std::uint32_t exclusive = inclusive - sum;
+  const bool mine = exclusive < need && need <= inclusive;  // one lane at most
+  int b = low;
+  std::uint32_t a = exclusive;
+  if (mine) {
+    for (int dd = top - 1; dd >= base; --dd) {
+      const std::uint32_t c = dd >= low ? h[dd] : 0u;
+      b = dd;
+      if (a + c >= need) break;
+      a += c;
+    }
+  }
+  const unsigned owners = __ballot_sync(0xFFFFFFFFu, mine);
+  if (owners == 0) return false;
+  const int owner = __ffs(owners) - 1;
+  *bucket = __shfl_sync(0xFFFFFFFFu, b, owner);
+  *above = __shfl_sync(0xFFFFFFFFu, a, owner);
+  return true;
+}
+
+}  // namespace regs_detail
+
+// Block b takes rows b, b + gridDim.x, ... Dynamic shared memory: list_length(k) entries of the
+// list, then `cap` entries of the candidate buffer.
+template <class Config, bool SMALLEST>
+__global__ void __launch_bounds__(Config::THREADS, 512 / Config::THREADS > 0 ? 512 / Config::THREADS : 1)
+    regs_kernel(const float* in, std::int64_t rows, int n, int k, int cap, float* values, std::int64_t* indices) {
+  namespace d = regs_detail;
+  namespace f = filter_detail;
+  constexpr int T = Config::THREADS, E = kRegsPerThread, kRegion = E / kRegsSamples;
+  static_assert(static_cast<std::int64_t>(T) * E <= 65536, "a column's complement is 16 bits");
+  extern __shared__ __align__(16) unsigned char dynamic[];
+  __shared__ __align__(16) unsigned hist[2][d::kBins];
+  __shared__ d::Block sh;
+  const int len = list_length(k), t = threadIdx.x;
+  auto* list = reinterpret_cast<std::uint64_t*>(dynamic);
+  std::uint64_t* buffer = list + len;
+  // Columns past the row hold the float that ranks last (largest: -inf; smallest: a NaN): as
+  // entries (their columns above every real one) they rank below every element of the row
+  // (k <= n), so they are never selected. Loops over a thread's elements stop at the first j
+  // whose columns all lie past the row (j T >= n).
+  const float worst = SMALLEST ? __int_as_float(0x7FFFFFFF) : -INFINITY;
+  auto key = [&](float value) { return key_of(float_bits(value), SMALLEST); };
+
+  for (std::int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const float* x = in + row * n;
+    for (int i = t; i < 2 * d::kBins; i += T) (&hist[0][0])[i] = 0;
+    for (int i = t; i < len; i += T) list[i] = 0;
+    if (t == 0) {
+      sh.results = 0;
+      const std::int64_t next = row + gridDim.x;
+      if (next < rows) {  // a hint: the next row's aligned 16-byte vectors on their way to L2
+        const auto at = reinterpret_cast<std::uintptr_t>(in + next * n);
+        const std::uintptr_t first = (at + 15) & ~std::uintptr_t{15};
+        const std::uintptr_t last = (at + 4 * static_cast<std::uintptr_t>(n)) & ~std::uintptr_t{15};
+        if (last > first) f::prefetch_l2(reinterpret_cast<const float4*>(first), static_cast<std::uint32_t>((last - first) / 16));
+      }
+    }
+    float v[E];
+#pragma unroll
+    for (int j = 0; j < E; ++j) {
+      const int c = j * T + t;
+      v[j] = c < n ? __ldcs(x + c) : worst;
+    }
+    __syncthreads();  // hist, list and sh are clear (the previous row's output is written)
+
+    // 1. The sample: thread t's element in region t % 8 (selects, not an index: v stays in
+    // registers).
+    const int region = t % kRegsSamples;
+    float s = v[0];
+#pragma unroll
+    for (int r = 1; r < kRegsSamples; ++r) s = region == r ? v[r * kRegion] : s;
+    const bool sampled = region * kRegion * T + t < n;
+    if (sampled) atomicAdd(&hist[0][key(s) >> d::kKeyShift], 1u);
+    const int samples = __syncthreads_count(sampled);
+    if (t < 32) {
+      // The k-th best's expected rank in the sample, and 4 standard deviations (and 4) above it.
+      const float mean = static_cast<float>(k) * static_cast<float>(samples) / static_cast<float>(n);
+      const auto rank = static_cast<std::uint32_t>(ceilf(mean + 4.0f * sqrtf(mean) + 4.0f));
+      int b = 0;
+      std::uint32_t a = 0;
+      const bool ok = rank <= static_cast<std::uint32_t>(samples) && d::find_bucket(hist[0], 0, d::kBins, rank, &b, &a);
+      if (t == 0) sh.lower = ok ? static_cast<std::uint32_t>(b) : 0u;
+    }
+    __syncthreads();
+    const std::uint32_t lower = sh.lower;  // a bucket: keys at or above lower << 21
+    const f::Limit at_lower = f::limit_of<d::kBits, SMALLEST>(lower);
+
+    // The bucket of the need-th best in h[low, bins) into sh (warp 0) while the other warps clear
+    // `clear`; barriers before and after.
+    auto choose = [&](const unsigned* h, int low, int bins, std::uint32_t need, unsigned* clear) {
+      __syncthreads();  // h is complete
+      if (t < 32) {
+        int b = 0;
+        std::uint32_t a = 0;
+        const bool ok = d::find_bucket(h, low, bins, need, &b, &a);
+        if (t == 0) {
+          sh.chosen = ok ? b : -1;
+          sh.above = a;
+        }
+      } else if (clear != nullptr) {
+        for (int i = t - 32; i < d::kBins; i += T - 32) clear[i] = 0;
+      }
+      __syncthreads();  // sh is set, clear is clear
+    };
+
+    // 2. Digit 0 (the key's top 11 bits) of the elements at or above L, in hist[1]: a float
+    // compare an element, a key and an atomic only for those that pass.
+#pragma unroll
+    for (int j = 0; j < E && j * T < n; ++j) {
+      if (f::passes<SMALLEST>(v[j], at_lower)) atomicAdd(&hist[1][key(v[j]) >> d::kKeyShift], 1u);
+    }
+    choose(hist[1], static_cast<int>(lower), d::kBins, static_cast<std::uint32_t>(k), hist[0]);
+    if (sh.chosen < 0) {  // fewer than k at or above L (rare): the rest of the row too
+#pragma unroll
+      for (int j = 0; j < E && j * T < n; ++j) {
+        if (!f::passes<SMALLEST>(v[j], at_lower)) atomicAdd(&hist[1][key(v[j]) >> d::kKeyShift], 1u);
+      }
+      choose(hist[1], 0, d::kBins, static_cast<std::uint32_t>(k), nullptr);
+    }
+    // The k-th best packed entry's leading bits: prefix = entry >> shift; need: entries still
+    // wanted from the prefix's bucket.
+    const auto bucket0 = static_cast<std::uint32_t>(sh.chosen);
+    int shift = 64 - d::kBits;
+    std::uint64_t prefix = bucket0;
+    auto need = static_cast<std::uint32_t>(k) - sh.above;
+    const std::uint32_t candidates = sh.above + hist[1][bucket0];  // entries at or above the bucket
+    bool whole = hist[1][bucket0] == need;
+    int q = 0;  // the histogram of the next digit (hist[1] was the last; hist[0] is clear)
+
+    // 3. The candidates (every element at or above the chosen bucket) as packed entries into the
+    // buffer, when they fit: the later digits and the collection read them there. Otherwise they
+    // read the registers again.
+    const bool buffered = candidates <= static_cast<std::uint32_t>(cap);  // block-uniform
+    const f::Limit at_bucket = f::limit_of<d::kBits, SMALLEST>(bucket0);
+    if (buffered) {
+      int mine = 0;
+#pragma unroll
+      for (int j = 0; j < E && j * T < n; ++j) mine += f::passes<SMALLEST>(v[j], at_bucket) ? 1 : 0;
+      std::uint32_t total = 0;
+      std::uint32_t at = f::warp_slots(mine, &sh.results, &total);
+      if (mine > 0) {
+#pragma unroll
+        for (int j = 0; j < E && j * T < n; ++j) {
+          if (f::passes<SMALLEST>(v[j], at_bucket)) buffer[at++] = pack(key(v[j]), static_cast<std::uint32_t>(j * T + t));
+        }
+      }
+      __syncthreads();  // the buffer is complete (and sh.results read)
+    }
+    // Every candidate entry, from the buffer or from the registers.
+    auto each = [&](auto visit) {
+      if (buffered) {
+        for (std::uint32_t i = t; i < candidates; i += T) visit(buffer[i]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < E && j * T < n; ++j) {
+          if (f::passes<SMALLEST>(v[j], at_bucket)) visit(pack(key(v[j]), static_cast<std::uint32_t>(j * T + t)));
+        }
+      }
+    };
+    // Later digits, 11 bits at a time over the 64-bit packed entry (ties rank lower column
+    // first), until the chosen bucket is needed whole (at the latest at the last bit, where a
+    // bucket is one entry). The prefix's entries were counted exactly, so a bucket is found.
+    while (!whole) {  // block-uniform
+      const int width = shift < d::kBits ? shift : d::kBits, low = shift - width;
+      const std::uint64_t mask = (std::uint64_t{1} << width) - 1;
+      each([&](std::uint64_t e) {
+        if ((e >> shift) == prefix) atomicAdd(&hist[q][static_cast<int>((e >> low) & mask)], 1u);
+      });
+      choose(hist[q], 0, 1 << width, need, hist[q ^ 1]);
+      need -= sh.above;
+      prefix = (prefix << width) | static_cast<std::uint64_t>(sh.chosen);
+      shift = low;
+      whole = hist[q][sh.chosen] == need;
+      q ^= 1;
+    }
+
+    // 4. The k entries at or above the threshold, into the list, sorted, written.
+    if (t == 0) sh.results = 0;
+    __syncthreads();
+    const std::uint64_t threshold = prefix << shift;
+    each([&](std::uint64_t e) {
+      if (e >= threshold) list[atomicAdd(&sh.results, 1u)] = e;
+    });
+    __syncthreads();
+    cuda_detail::block_sort<T>(list, len, t);
+    for (int j = t; j < k; j += T) {
+      const std::uint32_t column = packed_column(list[j]);
+      values[row * k + j] = x[column];
+      indices[row * k + j] = column;
+    }
+    __syncthreads();  // the list is read before the next row clears it
+  }
+}
+
+// Dynamic shared memory of a block: the list (at most 16 KiB) and the candidate buffer, sized so
+// that the blocks an SM holds at THREADS (1, 2 or 4 by the register budget) fit its shared memory.
+__host__ __device__ constexpr std::size_t regs_dynamic_bytes(int threads) {
+  return threads >= 512 ? 98304 : threads >= 256 ? 81920 : 32768;
+}
+
+namespace regs_detail {
+
+// The blocks of regs_kernel<Config, ...> resident on the current device, found once per device
+// (which also lets the kernels take their dynamic shared memory).
+template <class Config>
+cudaError_t resident(int* blocks) {
+  constexpr int kDevices = 64;
+  constexpr auto kBytes = static_cast<int>(regs_dynamic_bytes(Config::THREADS));
+  static std::atomic<int> cached[kDevices];  // 0: not found yet
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  int b = device < kDevices ? cached[device].load(std::memory_order_relaxed) : 0;
+  if (b == 0) {
+    for (const void* kernel : {reinterpret_cast<const void*>(regs_kernel<Config, false>),
+                               reinterpret_cast<const void*>(regs_kernel<Config, true>)}) {
+      if (status == cudaSuccess) status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
+    }
+    int sms = 0, per_sm = 0;
+    if (status == cudaSuccess) status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (status == cudaSuccess) {
+      status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, regs_kernel<Config, false>, Config::THREADS,
+                                                             static_cast<std::size_t>(kBytes));
+    }
+    if (status != cudaSuccess) return status;
+    b = sms * (per_sm > 0 ? per_sm : 1);
+    if (device < kDevices) cached[device].store(b, std::memory_order_relaxed);
+  }
+  *blocks = b;
+  return cudaSuccess;
+}
+
+}  // namespace regs_detail
+
+template <class Config>
+cudaError_t launch_regs(const float* in, std::int64_t rows, std::int64_t n, std::int64_t k, bool smallest,
+                        float* values, std::int64_t* indices, cudaStream_t stream) {
+  if (n > regs_capacity(Config::THREADS)) return launch_shared<Config>(in, rows, n, k, smallest, values, indices, stream);
+  const int len = list_length(k);
+  const std::size_t smem = regs_dynamic_bytes(Config::THREADS);
+  const int cap = static_cast<int>((smem - static_cast<std::size_t>(len) * 8) / 8);
+  int resident = 0;
+  const cudaError_t status = regs_detail::resident<Config>(&resident);
+  if (status != cudaSuccess) return status;
+  const auto blocks = static_cast<unsigned>(rows < resident ? rows : resident);
+  const auto nn = static_cast<int>(n);
+  const auto kk = static_cast<int>(k);
+  const unsigned threads = Config::THREADS;
+  if (smallest) {
+    regs_kernel<Config, true><<<blocks, threads, smem, stream>>>(in, rows, nn, kk, cap, values, indices);
+  } else {
+    regs_kernel<Config, false><<<blocks, threads, smem, stream>>>(in, rows, nn, kk, cap, values, indices);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace kiln::topk
