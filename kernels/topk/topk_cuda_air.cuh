@@ -483,37 +483,32 @@ inline std::size_t air_workspace_bytes(int bits, std::int64_t rows, std::int64_t
 
 // The blocks of `kernel` (THREADS threads, no dynamic shared memory) resident at once on the
 // current device, all SMs together; 0 when the device cannot launch cooperatively and
-// `cooperative` is asked for. Queried once per device and kept in `cache` (as the count plus one:
-// 0, the zero-initialised state, means not queried yet).
-inline constexpr int kAirDevices = 64;  // devices whose figures are kept (others are queried each call)
+// `cooperative` is asked for. Queried once per device (cuda_detail::per_device).
 template <int THREADS, class Kernel>
-cudaError_t resident_blocks(Kernel kernel, bool cooperative, std::atomic<std::int64_t> (&cache)[kAirDevices],
+cudaError_t resident_blocks(Kernel kernel, bool cooperative, std::atomic<std::int64_t> (&cache)[cuda_detail::kCachedDevices],
                             std::int64_t* wave) {
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
-  std::int64_t w = (device < kAirDevices ? cache[device].load(std::memory_order_relaxed) : 0) - 1;
-  if (w < 0) {
-    int sms = 0, per_sm = 0, coop = 1;
-    status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    if (status == cudaSuccess && cooperative) {
-      status = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device);
-    }
-    if (status == cudaSuccess) status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, 0);
-    if (status != cudaSuccess) return status;
-    // (A cooperative launch needs every block resident: no block an SM means none at all.)
-    if (!cooperative && per_sm < 1) per_sm = 1;
-    w = coop == 0 ? 0 : static_cast<std::int64_t>(sms > 0 ? sms : 1) * per_sm;
-    if (device < kAirDevices) cache[device].store(w + 1, std::memory_order_relaxed);
-  }
-  *wave = w;
-  return cudaSuccess;
+  return cuda_detail::per_device(
+      cache,
+      [&](int device, std::int64_t* w) {
+        int sms = 0, per_sm = 0, coop = 1;
+        cudaError_t status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        if (status == cudaSuccess && cooperative) {
+          status = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device);
+        }
+        if (status == cudaSuccess) status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, 0);
+        if (status != cudaSuccess) return status;
+        // (A cooperative launch needs every block resident: no block an SM means none at all.)
+        if (!cooperative && per_sm < 1) per_sm = 1;
+        *w = coop == 0 ? 0 : static_cast<std::int64_t>(sms > 0 ? sms : 1) * per_sm;
+        return cudaSuccess;
+      },
+      wave);
 }
 
 template <class Config>
 struct AirWaves {  // per device: the filter kernel's wave and the cooperative wave of air_rest_kernel
-  static inline std::atomic<std::int64_t> filter[kAirDevices];
-  static inline std::atomic<std::int64_t> rest[kAirDevices];
+  static inline std::atomic<std::int64_t> filter[cuda_detail::kCachedDevices];
+  static inline std::atomic<std::int64_t> rest[cuda_detail::kCachedDevices];
 };
 
 // Blocks per row: enough for one full wave of the GPU over all rows, none with less than a tile.

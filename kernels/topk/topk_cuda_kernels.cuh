@@ -27,6 +27,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "kiln/choice.hpp"
@@ -79,6 +80,25 @@ __host__ __device__ inline int list_length(std::int64_t k) {
 }
 
 namespace cuda_detail {
+
+inline constexpr int kCachedDevices = 64;  // devices whose launch figures are kept (others: computed each call)
+
+// A launch figure of the current device (an occupancy, a shared-memory limit), computed once per
+// device by compute(device, &value) and kept in `cache` (value + 1; 0: not computed yet).
+template <class Compute>
+cudaError_t per_device(std::atomic<std::int64_t> (&cache)[kCachedDevices], Compute compute, std::int64_t* value) {
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  std::int64_t v = (device < kCachedDevices ? cache[device].load(std::memory_order_relaxed) : 0) - 1;
+  if (v < 0) {
+    status = compute(device, &v);
+    if (status != cudaSuccess) return status;
+    if (device < kCachedDevices) cache[device].store(v + 1, std::memory_order_relaxed);
+  }
+  *value = v;
+  return cudaSuccess;
+}
 
 template <int THREADS>
 struct RadixShared {

@@ -42,8 +42,7 @@ namespace kiln::topk {
 inline constexpr int kRegsPerThread = 64;  // keys of the row a thread holds
 inline constexpr int kRegsSamples = 8;     // regions of the row the sample is spread over
 
-// The widest row ALGO regs holds at THREADS threads: the column's complement takes 16 bits of the
-// selection's 48-bit entries.
+// The widest row ALGO regs holds at THREADS threads (kRegsPerThread floats a thread).
 __host__ __device__ constexpr std::int64_t regs_capacity(int threads) {
   return static_cast<std::int64_t>(threads) * kRegsPerThread;
 }
@@ -59,18 +58,6 @@ struct Block {
 
 inline constexpr int kBits = 11, kBins = 1 << kBits, kKeyShift = 32 - kBits;
 
-// The entry a selection digit ranks: the key, then the column's complement (16 bits).
-__device__ __forceinline__ std::uint64_t entry(std::uint32_t key, int column) {
-  return (static_cast<std::uint64_t>(key) << 16) | static_cast<std::uint64_t>(0xFFFF - column);
-}
-
-// The width of the digit below `shift` bits of an entry: the key in digits of at most 11 bits,
-// then the column in two of 8.
-__device__ __forceinline__ int digit_width(int shift) {
-  if (shift > 16) return shift - 16 < kBits ? shift - 16 : kBits;
-  return shift < 8 ? shift : 8;
-}
-
 // One warp: the bucket of the need-th best among the complete counts of h[low, bins), walking
 // from the top; false when fewer than `need` are counted there. As filter_detail::find_bucket,
 // but for counts no longer changing (after a barrier): each lane sums its bins with 16-byte loads
@@ -85,29 +72,17 @@ __device__ inline bool find_bucket(const unsigned* h, int low, int bins, std::ui
     const int at = base + i;
     sum += (at >= low ? u.x : 0u) + (at + 1 >= low ? u.y : 0u) + (at + 2 >= low ? u.z : 0u) + (at + 3 >= low ? u.w : 0u);
   }
-  std::uint32_t inclusive = sum;
-  for (int o = 1; o < 32; o <<= 1) {
-    const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, o);
-    if (lane >= o) inclusive += y;
-  }
-  const std::uint32_t exclusive = inclusive - sum;
-  const bool mine = exclusive < need && need <= inclusive;  // one lane at most
-  int b = low;
-  std::uint32_t a = exclusive;
-  if (mine) {
-    for (int dd = top - 1; dd >= base; --dd) {
-      const std::uint32_t c = dd >= low ? h[dd] : 0u;
-      b = dd;
-      if (a + c >= need) break;
-      a += c;
-    }
-  }
-  const unsigned owners = __ballot_sync(0xFFFFFFFFu, mine);
-  if (owners == 0) return false;
-  const int owner = __ffs(owners) - 1;
-  *bucket = __shfl_sync(0xFFFFFFFFu, b, owner);
-  *above = __shfl_sync(0xFFFFFFFFu, a, owner);
-  return true;
+  return filter_detail::bucket_of_sums(
+      sum, need, low,
+      [&](int* b, std::uint32_t* a) {
+        for (int dd = top - 1; dd >= base; --dd) {
+          const std::uint32_t c = dd >= low ? h[dd] : 0u;
+          *b = dd;
+          if (*a + c >= need) break;
+          *a += c;
+        }
+      },
+      bucket, above);
 }
 
 }  // namespace regs_detail
@@ -120,7 +95,6 @@ __global__ void __launch_bounds__(Config::THREADS, 512 / Config::THREADS > 0 ? 5
   namespace d = regs_detail;
   namespace f = filter_detail;
   constexpr int T = Config::THREADS, E = kRegsPerThread, kRegion = E / kRegsSamples;
-  static_assert(static_cast<std::int64_t>(T) * E <= 65536, "a column's complement is 16 bits");
   extern __shared__ __align__(16) unsigned char dynamic[];
   __shared__ __align__(16) unsigned hist[2][d::kBins];
   __shared__ d::Block sh;
@@ -297,30 +271,29 @@ namespace regs_detail {
 // (which also lets the kernels take their dynamic shared memory).
 template <class Config>
 cudaError_t resident(int* blocks) {
-  constexpr int kDevices = 64;
   constexpr auto kBytes = static_cast<int>(regs_dynamic_bytes(Config::THREADS));
-  static std::atomic<int> cached[kDevices];  // 0: not found yet
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
-  int b = device < kDevices ? cached[device].load(std::memory_order_relaxed) : 0;
-  if (b == 0) {
-    for (const void* kernel : {reinterpret_cast<const void*>(regs_kernel<Config, false>),
-                               reinterpret_cast<const void*>(regs_kernel<Config, true>)}) {
-      if (status == cudaSuccess) status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
-    }
-    int sms = 0, per_sm = 0;
-    if (status == cudaSuccess) status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    if (status == cudaSuccess) {
-      status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, regs_kernel<Config, false>, Config::THREADS,
-                                                             static_cast<std::size_t>(kBytes));
-    }
-    if (status != cudaSuccess) return status;
-    b = sms * (per_sm > 0 ? per_sm : 1);
-    if (device < kDevices) cached[device].store(b, std::memory_order_relaxed);
-  }
-  *blocks = b;
-  return cudaSuccess;
+  static std::atomic<std::int64_t> cached[cuda_detail::kCachedDevices];
+  std::int64_t b = 0;
+  const cudaError_t status = cuda_detail::per_device(
+      cached,
+      [](int device, std::int64_t* value) {
+        cudaError_t s = cudaSuccess;
+        for (const void* kernel : {reinterpret_cast<const void*>(regs_kernel<Config, false>),
+                                   reinterpret_cast<const void*>(regs_kernel<Config, true>)}) {
+          if (s == cudaSuccess) s = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
+        }
+        int sms = 0, per_sm = 0;
+        if (s == cudaSuccess) s = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        if (s == cudaSuccess) {
+          s = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, regs_kernel<Config, false>, Config::THREADS,
+                                                            static_cast<std::size_t>(kBytes));
+        }
+        *value = static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
+        return s;
+      },
+      &b);
+  *blocks = static_cast<int>(b);
+  return status;
 }
 
 }  // namespace regs_detail

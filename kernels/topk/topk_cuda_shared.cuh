@@ -161,30 +161,29 @@ __global__ void __launch_bounds__(Config::THREADS, filter_detail::filter_min_blo
 // opt-in limit less the kernel's static shared memory), raised on the kernel once per device.
 template <class Config>
 cudaError_t shared_limit(std::size_t* limit) {
-  constexpr int kDevices = 64;
-  static std::atomic<std::int64_t> limits[kDevices];  // 0: not set yet
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
-  std::int64_t l = device < kDevices ? limits[device].load(std::memory_order_relaxed) : 0;
-  if (l == 0) {
-    int optin = 0;
-    cudaFuncAttributes attributes{};
-    status = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    if (status == cudaSuccess) status = cudaFuncGetAttributes(&attributes, shared_kernel<Config>);
-    if (status != cudaSuccess) return status;
-    l = static_cast<std::int64_t>(optin) - static_cast<std::int64_t>(attributes.sharedSizeBytes);
-    if (l < 1) l = 1;
-    status = cudaFuncSetAttribute(shared_kernel<Config>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(l));
-    if (status == cudaSuccess)
-      status = cudaFuncSetAttribute(shared_kernel<Config>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                    cudaSharedmemCarveoutMaxShared);
-    if (status != cudaSuccess) return status;
-    if (device < kDevices) limits[device].store(l, std::memory_order_relaxed);
-  }
+  static std::atomic<std::int64_t> limits[cuda_detail::kCachedDevices];
+  std::int64_t l = 0;
+  const cudaError_t status = cuda_detail::per_device(
+      limits,
+      [](int device, std::int64_t* value) {
+        int optin = 0;
+        cudaFuncAttributes attributes{};
+        cudaError_t s = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+        if (s == cudaSuccess) s = cudaFuncGetAttributes(&attributes, shared_kernel<Config>);
+        if (s != cudaSuccess) return s;
+        std::int64_t v = static_cast<std::int64_t>(optin) - static_cast<std::int64_t>(attributes.sharedSizeBytes);
+        if (v < 1) v = 1;
+        s = cudaFuncSetAttribute(shared_kernel<Config>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(v));
+        if (s == cudaSuccess) {
+          s = cudaFuncSetAttribute(shared_kernel<Config>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                   cudaSharedmemCarveoutMaxShared);
+        }
+        *value = v;
+        return s;
+      },
+      &l);
   *limit = static_cast<std::size_t>(l);
-  return cudaSuccess;
+  return status;
 }
 
 template <class Config>
