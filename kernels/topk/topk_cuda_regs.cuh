@@ -261,6 +261,8 @@ __global__ void __launch_bounds__(Config::THREADS, 512 / Config::THREADS > 0 ? 5
 
 // Dynamic shared memory of a block: the list (at most 16 KiB) and the candidate buffer, sized so
 // that the blocks an SM holds at THREADS (1, 2 or 4 by the register budget) fit its shared memory.
+// topk_cuda.space.json keeps these sizes (and the 16 KiB of histograms) within a device's
+// max_smem_per_block: at 512 threads the L4 has no variant.
 __host__ __device__ constexpr std::size_t regs_dynamic_bytes(int threads) {
   return threads >= 512 ? 98304 : threads >= 256 ? 81920 : 32768;
 }
