@@ -1,7 +1,7 @@
 // ALGO regs: one block per row, the whole row in registers, for many short and medium rows (up to
 // kRegsPerThread x THREADS columns; wider rows run ALGO shared). The row is read from memory once,
 // kRegsPerThread floats a thread (element j of thread t is column j THREADS + t: every load of a
-// warp is one coalesced 128-byte line, at any row alignment), and every later step works on
+// warp is one coalesced 128-byte span, at any row alignment), and every later step works on
 // those registers and on shared memory:
 //   1. a lower bound L for the k-th best key from a sample of THREADS elements spread over eight
 //      regions of the row: the lower edge of the BITS-bit bucket of the sample's r-th best, r four
@@ -21,8 +21,8 @@
 // chosen (a barrier before), so one warp sums the counts with 16-byte loads rather than racy
 // single ones (regs_detail::find_bucket).
 // Measured on an H100 (2026-11-25, direct launches, CUDA events, median of 7): faster than shared
-// where rows are many and short (10000 x 4099 at k 1: 312 against 540 us at 128 threads;
-// 100000 x 100 at k 10: 2.1 against 3.8 ms), slower at 1024 x 32768 (k 256: 200 against 149 us
+// where rows are many and short (10000 x 4099 at k 1: 315 against 537 us at 128 threads;
+// 100000 x 100 at k 10: 2.1 against 3.7 ms), slower at 1024 x 32768 (k 256: 200 against 149 us
 // at 512 threads, one block an SM: its barriers and the chosen bucket's walk are not hidden by
 // another block). The tuner picks per problem.
 #pragma once
@@ -39,7 +39,7 @@
 
 namespace kiln::topk {
 
-inline constexpr int kRegsPerThread = 64;  // keys of the row a thread holds
+inline constexpr int kRegsPerThread = 64;  // floats of the row a thread holds
 inline constexpr int kRegsSamples = 8;     // regions of the row the sample is spread over
 
 // The widest row ALGO regs holds at THREADS threads (kRegsPerThread floats a thread).
@@ -53,7 +53,7 @@ struct Block {
   int chosen;           // the bucket of the need-th best, -1: fewer than need counted
   std::uint32_t above;  // entries above it
   std::uint32_t lower;  // L, the lower bound of the first histogram's keys
-  std::uint32_t results;
+  std::uint32_t results;  // slots taken in the buffer, then in the list
 };
 
 inline constexpr int kBits = 11, kBins = 1 << kBits, kKeyShift = 32 - kBits;
