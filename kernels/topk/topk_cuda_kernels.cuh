@@ -8,7 +8,8 @@
 // The selections of one block per part (ALGO; `air`, the whole GPU on a row, is in
 // topk_cuda_air.cuh, `shared`, one block per row filtering into shared memory, in
 // topk_cuda_shared.cuh, `regs`, one block per row holding it in registers, in topk_cuda_regs.cuh,
-// and the launch in topk_cuda_launch.cuh):
+// `sample`, one block per row filtering at a sampled threshold, in topk_cuda_sample.cuh, and the
+// launch in topk_cuda_launch.cuh):
 //   radix: radix select with filtering, after AIR top-k (SC'23). Keys are taken BITS bits at a
 //     time from the top: a sweep over the live elements builds the histogram of the current digit
 //     in shared memory, and the digit's bucket that holds the k-th best is chosen. The next sweep
@@ -61,13 +62,14 @@ struct CudaTraits {
   static constexpr bool kAir = Config::ALGO == "air";
   static constexpr bool kShared = Config::ALGO == "shared";
   static constexpr bool kRegs = Config::ALGO == "regs";
+  static constexpr bool kSample = Config::ALGO == "sample";
   static constexpr int kBits = Config::BITS;
   static constexpr int kSplit = Config::SPLIT;
   static constexpr int kPasses = (32 + kBits - 1) / kBits;
   static_assert(kThreads % 32 == 0 && kThreads >= 64 && kThreads <= 1024, "THREADS: a multiple of 32, 64..1024");
   static_assert(Config::ALGO == "radix" || Config::ALGO == "warp" || Config::ALGO == "air" || Config::ALGO == "shared" ||
-                    Config::ALGO == "regs",
-                "ALGO: radix, warp, air, shared or regs");
+                    Config::ALGO == "regs" || Config::ALGO == "sample",
+                "ALGO: radix, warp, air, shared, regs or sample");
   static_assert(kBits >= 4 && kBits <= 11, "BITS: 4..11 (a histogram of 2^BITS counters)");
   static_assert(kSplit >= 1 && kSplit <= kMaxSplit, "SPLIT: 1..kMaxSplit");
 };

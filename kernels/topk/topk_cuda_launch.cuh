@@ -8,17 +8,18 @@
 #include "topk_cuda_air.cuh"
 #include "topk_cuda_kernels.cuh"
 #include "topk_cuda_regs.cuh"
+#include "topk_cuda_sample.cuh"
 #include "topk_cuda_shared.cuh"
 
 namespace kiln::topk {
 
 // Workspace bytes of Config's launch: the split lists (none with one part), air's states,
-// histograms, candidate buffers and results, or none (shared, regs).
+// histograms, candidate buffers and results, or none (shared, regs, sample).
 template <class Config>
 std::size_t workspace_bytes(std::int64_t rows, std::int64_t n, std::int64_t k) {
   if constexpr (CudaTraits<Config>::kAir) {
     return air_workspace_bytes(Config::BITS, rows, n, k);
-  } else if constexpr (CudaTraits<Config>::kShared || CudaTraits<Config>::kRegs) {
+  } else if constexpr (CudaTraits<Config>::kShared || CudaTraits<Config>::kRegs || CudaTraits<Config>::kSample) {
     return 0;
   } else {
     const int parts = parts_of(Config::SPLIT, rows, n);
@@ -47,6 +48,8 @@ cudaError_t launch(const float* in, std::int64_t rows, std::int64_t n, std::int6
     return launch_shared<Config>(in, rows, n, k, smallest, values, indices, stream);
   } else if constexpr (CudaTraits<Config>::kRegs) {
     return launch_regs<Config>(in, rows, n, k, smallest, values, indices, stream);
+  } else if constexpr (CudaTraits<Config>::kSample) {
+    return launch_sample<Config>(in, rows, n, k, smallest, values, indices, stream);
   } else {
     auto* lists = static_cast<std::uint64_t*>(workspace);
     const int parts = parts_of(Config::SPLIT, rows, n);

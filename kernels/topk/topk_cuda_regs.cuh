@@ -85,6 +85,84 @@ __device__ inline bool find_bucket(const unsigned* h, int low, int bins, std::ui
       bucket, above);
 }
 
+// The bucket of the need-th best in h[low, bins) into sh (warp 0) while the other warps clear
+// `clear` (kBins counters; nullptr: none); barriers before (h is complete) and after (sh is set,
+// clear is clear). Called by every thread of the block.
+template <int T>
+__device__ void choose(const unsigned* h, int low, int bins, std::uint32_t need, unsigned* clear, Block& sh) {
+  const int t = threadIdx.x;
+  __syncthreads();
+  if (t < 32) {
+    int b = 0;
+    std::uint32_t a = 0;
+    const bool ok = find_bucket(h, low, bins, need, &b, &a);
+    if (t == 0) {
+      sh.chosen = ok ? b : -1;
+      sh.above = a;
+    }
+  } else if (clear != nullptr) {
+    for (int i = t - 32; i < kBins; i += T - 32) clear[i] = 0;
+  }
+  __syncthreads();
+}
+
+// After digit 0: sh holds the bucket of the k-th best in h, the digit-0 histogram of the
+// candidates `each` visits (every element at or above it among them; each(visit) calls visit on
+// every candidate's packed entry, the block's candidates spread over its threads), and `other`
+// (kBins counters) is clear. Later digits, 11 bits at a time over the 64-bit packed entry (ties
+// rank lower column first), until the chosen bucket is needed whole (at the latest at the last
+// bit, where a bucket is one entry; the prefix's entries are counted exactly, so a bucket is
+// found); then the k entries at or above the threshold are collected into the list (list_length(k)
+// entries, zeroed), sorted and written as row `row` of values and indices (x: the row). Ends with
+// a barrier (the list is read before it is cleared again).
+template <int T, class Each>
+__device__ void finish(unsigned* h, unsigned* other, Block& sh, std::uint64_t* list, int len, int k, Each each,
+                       const float* x, std::int64_t row, float* values, std::int64_t* indices) {
+  const int t = threadIdx.x;
+  // The k-th best packed entry's leading bits: prefix = entry >> shift; need: entries still
+  // wanted from the prefix's bucket.
+  const auto bucket0 = static_cast<std::uint32_t>(sh.chosen);
+  int shift = 64 - kBits;
+  std::uint64_t prefix = bucket0;
+  auto need = static_cast<std::uint32_t>(k) - sh.above;
+  bool whole = h[bucket0] == need;
+  unsigned* counted = h;  // the last digit's histogram
+  unsigned* next = other;  // clear
+  while (!whole) {  // block-uniform
+    const int width = shift < kBits ? shift : kBits, low = shift - width;
+    const std::uint64_t mask = (std::uint64_t{1} << width) - 1;
+    each([&](std::uint64_t e) {
+      if ((e >> shift) == prefix) atomicAdd(&next[static_cast<int>((e >> low) & mask)], 1u);
+    });
+    choose<T>(next, 0, 1 << width, need, counted, sh);
+    need -= sh.above;
+    prefix = (prefix << width) | static_cast<std::uint64_t>(sh.chosen);
+    shift = low;
+    whole = next[sh.chosen] == need;
+    unsigned* const swap = counted;
+    counted = next;
+    next = swap;
+  }
+
+  // The k entries at or above the threshold, into the list, sorted, written.
+  if (t == 0) sh.results = 0;
+  __syncthreads();
+  const std::uint64_t threshold = prefix << shift;
+  each([&](std::uint64_t e) {
+    if (e >= threshold) list[atomicAdd(&sh.results, 1u)] = e;
+  });
+  __syncthreads();
+  cuda_detail::block_sort<T>(list, len, t);
+  for (int j = t; j < k; j += T) {
+    const std::uint64_t e = list[j];
+    if (e == 0) continue;  // fewer than k collected (cannot happen): the poison stays for the check to see
+    const std::uint32_t column = packed_column(e);
+    values[row * k + j] = x[column];
+    indices[row * k + j] = column;
+  }
+  __syncthreads();
+}
+
 }  // namespace regs_detail
 
 // Block b takes rows b, b + gridDim.x, ... Dynamic shared memory: list_length(k) entries of the
@@ -152,48 +230,22 @@ __global__ void __launch_bounds__(Config::THREADS, 512 / Config::THREADS > 0 ? 5
     const std::uint32_t lower = sh.lower;  // a bucket: keys at or above lower << 21
     const f::Limit at_lower = f::limit_of<d::kBits, SMALLEST>(lower);
 
-    // The bucket of the need-th best in h[low, bins) into sh (warp 0) while the other warps clear
-    // `clear`; barriers before and after.
-    auto choose = [&](const unsigned* h, int low, int bins, std::uint32_t need, unsigned* clear) {
-      __syncthreads();  // h is complete
-      if (t < 32) {
-        int b = 0;
-        std::uint32_t a = 0;
-        const bool ok = d::find_bucket(h, low, bins, need, &b, &a);
-        if (t == 0) {
-          sh.chosen = ok ? b : -1;
-          sh.above = a;
-        }
-      } else if (clear != nullptr) {
-        for (int i = t - 32; i < d::kBins; i += T - 32) clear[i] = 0;
-      }
-      __syncthreads();  // sh is set, clear is clear
-    };
-
     // 2. Digit 0 (the key's top 11 bits) of the elements at or above L, in hist[1]: a float
     // compare an element, a key and an atomic only for those that pass.
 #pragma unroll
     for (int j = 0; j < E && j * T < n; ++j) {
       if (f::passes<SMALLEST>(v[j], at_lower)) atomicAdd(&hist[1][key(v[j]) >> d::kKeyShift], 1u);
     }
-    choose(hist[1], static_cast<int>(lower), d::kBins, static_cast<std::uint32_t>(k), hist[0]);
+    d::choose<T>(hist[1], static_cast<int>(lower), d::kBins, static_cast<std::uint32_t>(k), hist[0], sh);
     if (sh.chosen < 0) {  // fewer than k at or above L (rare): the rest of the row too
 #pragma unroll
       for (int j = 0; j < E && j * T < n; ++j) {
         if (!f::passes<SMALLEST>(v[j], at_lower)) atomicAdd(&hist[1][key(v[j]) >> d::kKeyShift], 1u);
       }
-      choose(hist[1], 0, d::kBins, static_cast<std::uint32_t>(k), nullptr);
+      d::choose<T>(hist[1], 0, d::kBins, static_cast<std::uint32_t>(k), nullptr, sh);
     }
-    // The k-th best packed entry's leading bits: prefix = entry >> shift; need: entries still
-    // wanted from the prefix's bucket.
     const auto bucket0 = static_cast<std::uint32_t>(sh.chosen);
-    int shift = 64 - d::kBits;
-    std::uint64_t prefix = bucket0;
-    auto need = static_cast<std::uint32_t>(k) - sh.above;
     const std::uint32_t candidates = sh.above + hist[1][bucket0];  // entries at or above the bucket
-    bool whole = hist[1][bucket0] == need;
-    int q = 0;  // the histogram of the next digit (hist[1] was the last; hist[0] is clear)
-
     // 3. The candidates (every element at or above the chosen bucket) as packed entries into the
     // buffer, when they fit: the later digits and the collection read them there. Otherwise they
     // read the registers again.
@@ -224,38 +276,8 @@ __global__ void __launch_bounds__(Config::THREADS, 512 / Config::THREADS > 0 ? 5
         }
       }
     };
-    // Later digits, 11 bits at a time over the 64-bit packed entry (ties rank lower column
-    // first), until the chosen bucket is needed whole (at the latest at the last bit, where a
-    // bucket is one entry). The prefix's entries were counted exactly, so a bucket is found.
-    while (!whole) {  // block-uniform
-      const int width = shift < d::kBits ? shift : d::kBits, low = shift - width;
-      const std::uint64_t mask = (std::uint64_t{1} << width) - 1;
-      each([&](std::uint64_t e) {
-        if ((e >> shift) == prefix) atomicAdd(&hist[q][static_cast<int>((e >> low) & mask)], 1u);
-      });
-      choose(hist[q], 0, 1 << width, need, hist[q ^ 1]);
-      need -= sh.above;
-      prefix = (prefix << width) | static_cast<std::uint64_t>(sh.chosen);
-      shift = low;
-      whole = hist[q][sh.chosen] == need;
-      q ^= 1;
-    }
-
-    // 4. The k entries at or above the threshold, into the list, sorted, written.
-    if (t == 0) sh.results = 0;
-    __syncthreads();
-    const std::uint64_t threshold = prefix << shift;
-    each([&](std::uint64_t e) {
-      if (e >= threshold) list[atomicAdd(&sh.results, 1u)] = e;
-    });
-    __syncthreads();
-    cuda_detail::block_sort<T>(list, len, t);
-    for (int j = t; j < k; j += T) {
-      const std::uint32_t column = packed_column(list[j]);
-      values[row * k + j] = x[column];
-      indices[row * k + j] = column;
-    }
-    __syncthreads();  // the list is read before the next row clears it
+    // 4. Later digits over the candidates, then the k best collected, sorted and written.
+    d::finish<T>(hist[1], hist[0], sh, list, len, k, each, x, row, values, indices);
   }
 }
 
@@ -269,26 +291,23 @@ __host__ __device__ constexpr std::size_t regs_dynamic_bytes(int threads) {
 
 namespace regs_detail {
 
-// The blocks of regs_kernel<Config, ...> resident on the current device, found once per device
-// (which also lets the kernels take their dynamic shared memory).
-template <class Config>
-cudaError_t resident(int* blocks) {
-  constexpr auto kBytes = static_cast<int>(regs_dynamic_bytes(Config::THREADS));
-  static std::atomic<std::int64_t> cached[cuda_detail::kCachedDevices];
+// The blocks of a persistent kernel (its largest and smallest instances, which take the same
+// resources) resident on the current device at `threads` threads and `bytes` of dynamic shared
+// memory, found once per device into `cache` (which also lets the kernels take that memory).
+inline cudaError_t resident(std::atomic<std::int64_t> (&cache)[cuda_detail::kCachedDevices], const void* largest,
+                            const void* smallest, int threads, int bytes, int* blocks) {
   std::int64_t b = 0;
   const cudaError_t status = cuda_detail::per_device(
-      cached,
-      [](int device, std::int64_t* value) {
+      cache,
+      [&](int device, std::int64_t* value) {
         cudaError_t s = cudaSuccess;
-        for (const void* kernel : {reinterpret_cast<const void*>(regs_kernel<Config, false>),
-                                   reinterpret_cast<const void*>(regs_kernel<Config, true>)}) {
-          if (s == cudaSuccess) s = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
+        for (const void* kernel : {largest, smallest}) {
+          if (s == cudaSuccess) s = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         }
         int sms = 0, per_sm = 0;
         if (s == cudaSuccess) s = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
         if (s == cudaSuccess) {
-          s = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, regs_kernel<Config, false>, Config::THREADS,
-                                                            static_cast<std::size_t>(kBytes));
+          s = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, largest, threads, static_cast<std::size_t>(bytes));
         }
         *value = static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
         return s;
@@ -307,8 +326,12 @@ cudaError_t launch_regs(const float* in, std::int64_t rows, std::int64_t n, std:
   const int len = list_length(k);
   const std::size_t smem = regs_dynamic_bytes(Config::THREADS);
   const int cap = static_cast<int>((smem - static_cast<std::size_t>(len) * 8) / 8);
+  static std::atomic<std::int64_t> cached[cuda_detail::kCachedDevices];
   int resident = 0;
-  const cudaError_t status = regs_detail::resident<Config>(&resident);
+  const cudaError_t status =
+      regs_detail::resident(cached, reinterpret_cast<const void*>(regs_kernel<Config, false>),
+                            reinterpret_cast<const void*>(regs_kernel<Config, true>), Config::THREADS,
+                            static_cast<int>(smem), &resident);
   if (status != cudaSuccess) return status;
   const auto blocks = static_cast<unsigned>(rows < resident ? rows : resident);
   const auto nn = static_cast<int>(n);

@@ -130,6 +130,11 @@ struct TopkRegs {
   static constexpr int THREADS = T, BITS = 11, SPLIT = 1, REGS = 48;
   static constexpr kiln::Choice ALGO{"regs"};
 };
+template <int T>
+struct TopkSample {
+  static constexpr int THREADS = T, BITS = 11, SPLIT = 1, REGS = 48;
+  static constexpr kiln::Choice ALGO{"sample"};
+};
 
 class Stream {
  public:
@@ -368,6 +373,9 @@ const std::map<std::string, Runner>& topk_runners() {
       {"THREADS128_ALGOregs_BITS11_SPLIT1_REGS48", &run_topk<TopkRegs<128>>},
       {"THREADS256_ALGOregs_BITS11_SPLIT1_REGS48", &run_topk<TopkRegs<256>>},
       {"THREADS512_ALGOregs_BITS11_SPLIT1_REGS48", &run_topk<TopkRegs<512>>},
+      {"THREADS128_ALGOsample_BITS11_SPLIT1_REGS48", &run_topk<TopkSample<128>>},
+      {"THREADS256_ALGOsample_BITS11_SPLIT1_REGS48", &run_topk<TopkSample<256>>},
+      {"THREADS512_ALGOsample_BITS11_SPLIT1_REGS48", &run_topk<TopkSample<512>>},
   };
   return runners;
 }

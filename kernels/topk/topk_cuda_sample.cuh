@@ -1,0 +1,243 @@
+// ALGO sample: one block per row, several rows in flight on an SM, for many rows of any width (the
+// regs kernel holds one row of 32768 columns per SM at most, and shared's running threshold lets
+// through about 4 k elements of a 32768-column row, every warp step of them taking the slow
+// path). The row is read from memory once, streamed, not held:
+//   1. a threshold L from a sample of 4 x THREADS elements (32-element runs spread evenly over
+//      the row, so that sorted or blocked rows are sampled at every quantile; the whole row when
+//      it is shorter): the 22-bit key prefix of the sample's r-th best, r four standard deviations
+//      (and 4) above the k-th best's expected rank in the sample, found by two 11-bit digits over
+//      the sample;
+//   2. the row streamed with 16-byte loads, one float compare an element; the elements at or above
+//      L (about r n / samples) are appended as packed entries to a shared-memory buffer and their
+//      digit 0 (the key's top 11 bits) counted;
+//   3. regs' selection over the buffer (regs_detail::finish): later digits until the chosen bucket
+//      is needed whole, then the k best collected, sorted and written.
+// When fewer than k pass L (a sample far from the row's distribution) the rest of the row is
+// counted too and the selection reads the row again; when more pass than the buffer holds, the
+// selection reads the row again: slower, equally exact.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+
+#include "topk_cuda_filter.cuh"
+#include "topk_cuda_kernels.cuh"
+#include "topk_cuda_regs.cuh"
+#include "topk_order.hpp"
+
+namespace kiln::topk {
+
+inline constexpr int kSamplePerThread = 4;  // sampled elements a thread
+inline constexpr int kSampleRun = 32;       // consecutive columns of one sampled run (a warp's load)
+
+// Dynamic shared memory of a block (the list, then the candidate buffer), sized so that 6, 4 or 2
+// blocks (768 or 1024 threads) with their 16 KiB of histograms fit an H100/H200 SM's 228 KiB.
+// topk_cuda.space.json keeps it within a device's max_smem_per_block.
+__host__ __device__ constexpr std::size_t sample_dynamic_bytes(int threads) {
+  return threads >= 512 ? 98304 : threads >= 256 ? 39936 : 20480;
+}
+__host__ __device__ constexpr int sample_min_blocks(int threads) { return threads >= 512 ? 2 : threads >= 256 ? 4 : 6; }
+
+namespace sample_detail {
+
+// Bit j set when element j of the 16 (vector j / 4, lane j % 4) passes l (filter_detail::passes'
+// compare, without .ftz): one compare and one predicated or an element.
+template <bool SMALLEST>
+__device__ __forceinline__ unsigned passing(const float4 (&f)[filter_detail::kLoads], const filter_detail::Limit& l) {
+  static_assert(filter_detail::kLoads == 4, "16 elements");
+  if (l.all) return 0xFFFFu;
+  unsigned m = 0;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const float x = filter_detail::element(f, j);
+    if constexpr (SMALLEST) {
+      asm("{\n\t.reg .pred p;\n\tsetp.le.f32 p, %1, %2;\n\t@p or.b32 %0, %0, %3;\n\t}"
+          : "+r"(m) : "f"(x), "f"(l.limit), "r"(1u << j));
+    } else {
+      asm("{\n\t.reg .pred p;\n\tsetp.gtu.f32 p, %1, %2;\n\t@p or.b32 %0, %0, %3;\n\t}"
+          : "+r"(m) : "f"(x), "f"(l.limit), "r"(1u << j));
+    }
+  }
+  return m;
+}
+
+// Element j (0..15, known only at run time) of the 16 by selects, so that f stays in registers.
+__device__ __forceinline__ float pick(const float4 (&f)[filter_detail::kLoads], int j) {
+  const float4 a = (j & 8) ? ((j & 4) ? f[3] : f[2]) : ((j & 4) ? f[1] : f[0]);
+  const float lo = (j & 1) ? a.y : a.x, hi = (j & 1) ? a.w : a.z;
+  return (j & 2) ? hi : lo;
+}
+
+}  // namespace sample_detail
+
+// Block b takes rows b, b + gridDim.x, ... Dynamic shared memory: list_length(k) entries of the
+// list, then `cap` entries of the candidate buffer.
+template <class Config, bool SMALLEST>
+__global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THREADS))
+    sample_kernel(const float* in, std::int64_t rows, int n, int k, int cap, float* values, std::int64_t* indices) {
+  namespace d = regs_detail;
+  namespace f = filter_detail;
+  constexpr int T = Config::THREADS, S = kSamplePerThread * T, kRuns = S / kSampleRun;
+  constexpr int kStep = T * f::kLoads;  // 16-byte vectors of a block step
+  static_assert(kRuns >= 2, "the sample takes runs at both ends of the row");
+  extern __shared__ __align__(16) unsigned char dynamic[];
+  __shared__ __align__(16) unsigned hist[2][d::kBins];
+  __shared__ d::Block sh;
+  __shared__ std::uint32_t appended;  // entries appended to the buffer (past cap too)
+  const int len = list_length(k), t = threadIdx.x;
+  auto* list = reinterpret_cast<std::uint64_t*>(dynamic);
+  std::uint64_t* buffer = list + len;
+  auto key = [&](float value) { return key_of(float_bits(value), SMALLEST); };
+  const int samples = n < S ? n : S;
+
+  for (std::int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const float* x = in + row * n;
+    const auto address = reinterpret_cast<std::uintptr_t>(x);
+    int head = static_cast<int>(((16 - address % 16) % 16) / 4);  // columns before the first 16-byte boundary
+    if (head > n) head = n;
+    const int vectors = (n - head) / 4, tail = head + 4 * vectors;
+    const auto* x4 = reinterpret_cast<const float4*>(x + head);
+    for (int i = t; i < 2 * d::kBins; i += T) (&hist[0][0])[i] = 0;
+    for (int i = t; i < len; i += T) list[i] = 0;
+    if (t == 0) appended = 0;
+
+    // 1. The sample: element i of S, in run i / 32 (runs from column 0 to the last 32 columns).
+    float s[kSamplePerThread];
+#pragma unroll
+    for (int j = 0; j < kSamplePerThread; ++j) {
+      const int i = j * T + t;
+      const int c = n <= S ? i
+                           : static_cast<int>(static_cast<std::int64_t>(i / kSampleRun) * (n - kSampleRun) / (kRuns - 1)) +
+                                 i % kSampleRun;
+      s[j] = i < samples ? x[c] : 0.0f;
+    }
+    __syncthreads();  // hist, list and sh are clear (the previous row's output is written)
+#pragma unroll
+    for (int j = 0; j < kSamplePerThread; ++j) {
+      if (j * T + t < samples) atomicAdd(&hist[0][key(s[j]) >> d::kKeyShift], 1u);
+    }
+    // The k-th best's expected rank in the sample, and 4 standard deviations (and 4) above it;
+    // the k-th itself when the sample is the row.
+    const float mean = static_cast<float>(k) * static_cast<float>(samples) / static_cast<float>(n);
+    const auto rank =
+        samples == n ? static_cast<std::uint32_t>(k) : static_cast<std::uint32_t>(ceilf(mean + 4.0f * sqrtf(mean) + 4.0f));
+    std::uint32_t lower = 0;  // L as a 22-bit key prefix; 0: every element passes
+    if (rank <= static_cast<std::uint32_t>(samples)) {  // block-uniform
+      d::choose<T>(hist[0], 0, d::kBins, rank, nullptr, sh);
+      const int b0 = sh.chosen;  // found: the sample holds at least rank elements
+      const std::uint32_t need = rank - sh.above;
+#pragma unroll
+      for (int j = 0; j < kSamplePerThread; ++j) {
+        const std::uint32_t kk = key(s[j]);
+        if (j * T + t < samples && static_cast<int>(kk >> d::kKeyShift) == b0) {
+          atomicAdd(&hist[1][(kk >> (d::kKeyShift - d::kBits)) & (d::kBins - 1)], 1u);
+        }
+      }
+      d::choose<T>(hist[1], 0, d::kBins, need, hist[0], sh);  // and hist[0] cleared
+      lower = (static_cast<std::uint32_t>(b0) << d::kBits) | static_cast<std::uint32_t>(sh.chosen);
+    } else {
+      __syncthreads();  // every sample counted
+      for (int i = t; i < d::kBins; i += T) hist[0][i] = 0;
+      __syncthreads();
+    }
+    const f::Limit at_lower = f::limit_of<2 * d::kBits, SMALLEST>(lower);
+    unsigned* const digit0 = hist[0];  // clear
+    unsigned* const other = hist[1];   // the sample's second digit, cleared by the first choose below
+
+    // 2. The row streamed: the elements at or above L into the buffer, their digit 0 counted.
+    // Column of element j (vector j / 4, lane j % 4) of thread t's step at vector u0:
+    // head + 4 (u0 + (j / 4) T + t) + j % 4.
+    for (int u0 = 0; u0 < vectors; u0 += kStep) {  // block-uniform
+      float4 v[f::kLoads];
+      unsigned valid = 0;
+#pragma unroll
+      for (int u = 0; u < f::kLoads; ++u) {
+        const int at = u0 + u * T + t;
+        const bool in_row = at < vectors;
+        v[u] = in_row ? __ldcs(x4 + at) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        valid |= in_row ? 0xFu << (4 * u) : 0u;
+      }
+      unsigned mask = sample_detail::passing<SMALLEST>(v, at_lower) & valid;
+      if (__any_sync(0xFFFFFFFFu, mask != 0)) {
+        // The lane's passing elements one at a time (a lane has about 16 r / samples of them,
+        // rarely more than one): the warp loops as often as its busiest lane, not 16 times.
+        std::uint32_t total = 0;
+        std::uint32_t at = f::warp_slots(__popc(mask), &appended, &total);
+        while (mask != 0) {
+          const int j = __ffs(mask) - 1;
+          mask &= mask - 1;
+          const std::uint32_t kk = key(sample_detail::pick(v, j));
+          atomicAdd(&digit0[kk >> d::kKeyShift], 1u);
+          const auto column = static_cast<std::uint32_t>(head + 4 * (u0 + (j >> 2) * T + t) + (j & 3));
+          if (at < static_cast<std::uint32_t>(cap)) buffer[at] = pack(kk, column);
+          ++at;
+        }
+      }
+    }
+    if (t < 32) {  // the head and the tail: at most 6 columns
+      const int lane = t, extra = head + (n - tail);
+      const int column = lane < head ? lane : tail + (lane - head);
+      const bool take = lane < extra && f::passes<SMALLEST>(x[column], at_lower);
+      if (__any_sync(0xFFFFFFFFu, take)) {
+        std::uint32_t total = 0;
+        const std::uint32_t at = f::warp_slots(take ? 1 : 0, &appended, &total);
+        if (take) {
+          const std::uint32_t kk = key(x[column]);
+          atomicAdd(&digit0[kk >> d::kKeyShift], 1u);
+          if (at < static_cast<std::uint32_t>(cap)) buffer[at] = pack(kk, static_cast<std::uint32_t>(column));
+        }
+      }
+    }
+
+    // 3. Digit 0's bucket of the k-th best among the candidates; when fewer than k passed L, the
+    // rest of the row is counted too and the selection reads the row.
+    d::choose<T>(digit0, 0, d::kBins, static_cast<std::uint32_t>(k), other, sh);
+    const std::uint32_t count = appended;
+    bool buffered = count <= static_cast<std::uint32_t>(cap);  // block-uniform
+    if (sh.chosen < 0) {
+      for (int c = t; c < n; c += T) {
+        const float value = x[c];
+        if (!f::passes<SMALLEST>(value, at_lower)) atomicAdd(&digit0[key(value) >> d::kKeyShift], 1u);
+      }
+      d::choose<T>(digit0, 0, d::kBins, static_cast<std::uint32_t>(k), nullptr, sh);
+      buffered = false;
+    }
+    auto each = [&](auto visit) {
+      if (buffered) {
+        for (std::uint32_t i = t; i < count; i += T) visit(buffer[i]);
+      } else {
+        for (int c = t; c < n; c += T) visit(pack(key(x[c]), static_cast<std::uint32_t>(c)));
+      }
+    };
+    d::finish<T>(digit0, other, sh, list, len, k, each, x, row, values, indices);
+  }
+}
+
+template <class Config>
+cudaError_t launch_sample(const float* in, std::int64_t rows, std::int64_t n, std::int64_t k, bool smallest,
+                          float* values, std::int64_t* indices, cudaStream_t stream) {
+  const int len = list_length(k);
+  const std::size_t smem = sample_dynamic_bytes(Config::THREADS);
+  const int cap = static_cast<int>((smem - static_cast<std::size_t>(len) * 8) / 8);
+  static std::atomic<std::int64_t> cached[cuda_detail::kCachedDevices];
+  int resident = 0;
+  const cudaError_t status =
+      regs_detail::resident(cached, reinterpret_cast<const void*>(sample_kernel<Config, false>),
+                            reinterpret_cast<const void*>(sample_kernel<Config, true>), Config::THREADS,
+                            static_cast<int>(smem), &resident);
+  if (status != cudaSuccess) return status;
+  const auto blocks = static_cast<unsigned>(rows < resident ? rows : resident);
+  const auto nn = static_cast<int>(n);
+  const auto kk = static_cast<int>(k);
+  const unsigned threads = Config::THREADS;
+  if (smallest) {
+    sample_kernel<Config, true><<<blocks, threads, smem, stream>>>(in, rows, nn, kk, cap, values, indices);
+  } else {
+    sample_kernel<Config, false><<<blocks, threads, smem, stream>>>(in, rows, nn, kk, cap, values, indices);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace kiln::topk
