@@ -102,6 +102,22 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
     for (int i = t; i < 2 * d::kBins; i += T) (&hist[0][0])[i] = 0;
     for (int i = t; i < len; i += T) list[i] = 0;
     if (t == 0) appended = 0;
+    // A step's 16 elements of thread t (vector j / 4, lane j % 4: column head + 4 (u0 + (j / 4) T
+    // + t) + j % 4) and which of them lie in the row. (Issuing the first step's loads before the
+    // sample's was measured slower: 100 against 89 us at 1024 x 32768, k 256, 256 threads, H100;
+    // the loads held across the sample's selection spill.)
+    float4 v[f::kLoads];
+    unsigned valid = 0;
+    auto load = [&](int u0) {
+      valid = 0;
+#pragma unroll
+      for (int u = 0; u < f::kLoads; ++u) {
+        const int at = u0 + u * T + t;
+        const bool in_row = at < vectors;
+        v[u] = in_row ? __ldcs(x4 + at) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        valid |= in_row ? 0xFu << (4 * u) : 0u;
+      }
+    };
 
     // 1. The sample: element i of S, in run i / 32 (runs from column 0 to the last 32 columns).
     float s[kSamplePerThread];
@@ -125,7 +141,7 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
         samples == n ? static_cast<std::uint32_t>(k) : static_cast<std::uint32_t>(ceilf(mean + 4.0f * sqrtf(mean) + 4.0f));
     std::uint32_t lower = 0;  // L as a 22-bit key prefix; 0: every element passes
     if (rank <= static_cast<std::uint32_t>(samples)) {  // block-uniform
-      d::choose<T>(hist[0], 0, d::kBins, rank, nullptr, sh);
+      d::choose<T>(hist[0], d::kBins, rank, nullptr, sh);
       const int b0 = sh.chosen;  // found: the sample holds at least rank elements
       const std::uint32_t need = rank - sh.above;
 #pragma unroll
@@ -135,7 +151,7 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
           atomicAdd(&hist[1][(kk >> (d::kKeyShift - d::kBits)) & (d::kBins - 1)], 1u);
         }
       }
-      d::choose<T>(hist[1], 0, d::kBins, need, hist[0], sh);  // and hist[0] cleared
+      d::choose<T>(hist[1], d::kBins, need, hist[0], sh);  // and hist[0] cleared
       lower = (static_cast<std::uint32_t>(b0) << d::kBits) | static_cast<std::uint32_t>(sh.chosen);
     } else {
       __syncthreads();  // every sample counted
@@ -147,18 +163,8 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
     unsigned* const other = hist[1];   // the sample's second digit, cleared by the first choose below
 
     // 2. The row streamed: the elements at or above L into the buffer, their digit 0 counted.
-    // Column of element j (vector j / 4, lane j % 4) of thread t's step at vector u0:
-    // head + 4 (u0 + (j / 4) T + t) + j % 4.
     for (int u0 = 0; u0 < vectors; u0 += kStep) {  // block-uniform
-      float4 v[f::kLoads];
-      unsigned valid = 0;
-#pragma unroll
-      for (int u = 0; u < f::kLoads; ++u) {
-        const int at = u0 + u * T + t;
-        const bool in_row = at < vectors;
-        v[u] = in_row ? __ldcs(x4 + at) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        valid |= in_row ? 0xFu << (4 * u) : 0u;
-      }
+      load(u0);
       unsigned mask = sample_detail::passing<SMALLEST>(v, at_lower) & valid;
       if (__any_sync(0xFFFFFFFFu, mask != 0)) {
         // The lane's passing elements one at a time (a lane has about 16 r / samples of them,
@@ -193,7 +199,7 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
 
     // 3. Digit 0's bucket of the k-th best among the candidates; when fewer than k passed L, the
     // rest of the row is counted too and the selection reads the row.
-    d::choose<T>(digit0, 0, d::kBins, static_cast<std::uint32_t>(k), other, sh);
+    d::choose<T>(digit0, d::kBins, static_cast<std::uint32_t>(k), other, sh);
     const std::uint32_t count = appended;
     bool buffered = count <= static_cast<std::uint32_t>(cap);  // block-uniform
     if (sh.chosen < 0) {
@@ -201,7 +207,7 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
         const float value = x[c];
         if (!f::passes<SMALLEST>(value, at_lower)) atomicAdd(&digit0[key(value) >> d::kKeyShift], 1u);
       }
-      d::choose<T>(digit0, 0, d::kBins, static_cast<std::uint32_t>(k), nullptr, sh);
+      d::choose<T>(digit0, d::kBins, static_cast<std::uint32_t>(k), nullptr, sh);
       buffered = false;
     }
     auto each = [&](auto visit) {
