@@ -166,19 +166,21 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
     for (int u0 = 0; u0 < vectors; u0 += kStep) {  // block-uniform
       load(u0);
       unsigned mask = sample_detail::passing<SMALLEST>(v, at_lower) & valid;
-      if (__any_sync(0xFFFFFFFFu, mask != 0)) {
-        // The lane's passing elements one at a time (a lane has about 16 r / samples of them,
-        // rarely more than one): the warp loops as often as its busiest lane, not 16 times.
-        std::uint32_t total = 0;
-        std::uint32_t at = f::warp_slots(__popc(mask), &appended, &total);
-        while (mask != 0) {
+      // The lanes' passing elements, one a lane per round (a lane has about 16 r / samples of them,
+      // rarely more than one, so the warp runs one or two rounds, not 16 branches), each round's
+      // slots from one ballot and one atomic of the warp.
+      for (unsigned has = __ballot_sync(0xFFFFFFFFu, mask != 0); has != 0; has = __ballot_sync(0xFFFFFFFFu, mask != 0)) {
+        const int leader = __ffs(has) - 1, lane = t & 31;
+        std::uint32_t at = 0;
+        if (lane == leader) at = atomicAdd(&appended, static_cast<std::uint32_t>(__popc(has)));
+        at = __shfl_sync(0xFFFFFFFFu, at, leader) + static_cast<std::uint32_t>(__popc(has & ((1u << lane) - 1u)));
+        if (mask != 0) {
           const int j = __ffs(mask) - 1;
           mask &= mask - 1;
           const std::uint32_t kk = key(sample_detail::pick(v, j));
           atomicAdd(&digit0[kk >> d::kKeyShift], 1u);
           const auto column = static_cast<std::uint32_t>(head + 4 * (u0 + (j >> 2) * T + t) + (j & 3));
           if (at < static_cast<std::uint32_t>(cap)) buffer[at] = pack(kk, column);
-          ++at;
         }
       }
     }
