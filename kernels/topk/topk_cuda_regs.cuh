@@ -23,10 +23,10 @@
 // find_bucket; H100, 2026-11-25: 100000 x 100 at k 10 from 2.26 to 1.44 ms at 128 threads,
 // 10000 x 4099 at k 1 from 326 to 244 us).
 // Measured on an H100 (2026-11-25, direct launches, CUDA events, median of 7): faster than shared
-// where rows are many and short (10000 x 4099 at k 1: 315 against 537 us at 128 threads;
-// 100000 x 100 at k 10: 2.1 against 3.7 ms), slower at 1024 x 32768 (k 256: 200 against 149 us
-// at 512 threads, one block an SM: its barriers and the chosen bucket's walk are not hidden by
-// another block). The tuner picks per problem.
+// where rows are many and short (10000 x 4099 at k 1: 244 against 543 us at 128 threads;
+// 100000 x 100 at k 10: 1.44 against 3.77 ms), slower at 1024 x 32768 (k 256: 171 against 151 us
+// at 512 threads, one block an SM: its barriers are not hidden by another block; ALGO sample,
+// several rows an SM, takes 83 us there). The tuner picks per problem.
 #pragma once
 #include <cuda_runtime.h>
 
