@@ -340,32 +340,39 @@ inline cudaError_t resident(std::atomic<std::int64_t> (&cache)[cuda_detail::kCac
   return status;
 }
 
+// A persistent one-block-per-row kernel (regs_kernel, sample_kernel): in, rows, n, k, the buffer's
+// entries, values, indices.
+using PersistentKernel = void (*)(const float*, std::int64_t, int, int, int, float*, std::int64_t*);
+
+// Launches `largest` or `smallest` (the two instances of one kernel) on as many blocks of `threads`
+// as are resident (at most rows), with `smem` bytes of dynamic shared memory: the list of k, then
+// the candidate buffer.
+inline cudaError_t launch_persistent(std::atomic<std::int64_t> (&cache)[cuda_detail::kCachedDevices],
+                                     PersistentKernel largest, PersistentKernel smallest, int threads, std::size_t smem,
+                                     const float* in, std::int64_t rows, std::int64_t n, std::int64_t k,
+                                     bool smallest_mode, float* values, std::int64_t* indices, cudaStream_t stream) {
+  const int cap = static_cast<int>((smem - static_cast<std::size_t>(list_length(k)) * 8) / 8);
+  int blocks = 0;
+  const cudaError_t status = resident(cache, reinterpret_cast<const void*>(largest),
+                                      reinterpret_cast<const void*>(smallest), threads, static_cast<int>(smem), &blocks);
+  if (status != cudaSuccess) return status;
+  const auto grid = static_cast<unsigned>(rows < blocks ? rows : blocks);
+  const PersistentKernel kernel = smallest_mode ? smallest : largest;
+  kernel<<<grid, static_cast<unsigned>(threads), smem, stream>>>(in, rows, static_cast<int>(n), static_cast<int>(k), cap,
+                                                                 values, indices);
+  return cudaGetLastError();
+}
+
 }  // namespace regs_detail
 
 template <class Config>
 cudaError_t launch_regs(const float* in, std::int64_t rows, std::int64_t n, std::int64_t k, bool smallest,
                         float* values, std::int64_t* indices, cudaStream_t stream) {
   if (n > regs_capacity(Config::THREADS)) return launch_shared<Config>(in, rows, n, k, smallest, values, indices, stream);
-  const int len = list_length(k);
-  const std::size_t smem = regs_dynamic_bytes(Config::THREADS);
-  const int cap = static_cast<int>((smem - static_cast<std::size_t>(len) * 8) / 8);
   static std::atomic<std::int64_t> cached[cuda_detail::kCachedDevices];
-  int resident = 0;
-  const cudaError_t status =
-      regs_detail::resident(cached, reinterpret_cast<const void*>(regs_kernel<Config, false>),
-                            reinterpret_cast<const void*>(regs_kernel<Config, true>), Config::THREADS,
-                            static_cast<int>(smem), &resident);
-  if (status != cudaSuccess) return status;
-  const auto blocks = static_cast<unsigned>(rows < resident ? rows : resident);
-  const auto nn = static_cast<int>(n);
-  const auto kk = static_cast<int>(k);
-  const unsigned threads = Config::THREADS;
-  if (smallest) {
-    regs_kernel<Config, true><<<blocks, threads, smem, stream>>>(in, rows, nn, kk, cap, values, indices);
-  } else {
-    regs_kernel<Config, false><<<blocks, threads, smem, stream>>>(in, rows, nn, kk, cap, values, indices);
-  }
-  return cudaGetLastError();
+  return regs_detail::launch_persistent(cached, regs_kernel<Config, false>, regs_kernel<Config, true>, Config::THREADS,
+                                        regs_dynamic_bytes(Config::THREADS), in, rows, n, k, smallest, values, indices,
+                                        stream);
 }
 
 }  // namespace kiln::topk

@@ -226,26 +226,10 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
 template <class Config>
 cudaError_t launch_sample(const float* in, std::int64_t rows, std::int64_t n, std::int64_t k, bool smallest,
                           float* values, std::int64_t* indices, cudaStream_t stream) {
-  const int len = list_length(k);
-  const std::size_t smem = sample_dynamic_bytes(Config::THREADS);
-  const int cap = static_cast<int>((smem - static_cast<std::size_t>(len) * 8) / 8);
   static std::atomic<std::int64_t> cached[cuda_detail::kCachedDevices];
-  int resident = 0;
-  const cudaError_t status =
-      regs_detail::resident(cached, reinterpret_cast<const void*>(sample_kernel<Config, false>),
-                            reinterpret_cast<const void*>(sample_kernel<Config, true>), Config::THREADS,
-                            static_cast<int>(smem), &resident);
-  if (status != cudaSuccess) return status;
-  const auto blocks = static_cast<unsigned>(rows < resident ? rows : resident);
-  const auto nn = static_cast<int>(n);
-  const auto kk = static_cast<int>(k);
-  const unsigned threads = Config::THREADS;
-  if (smallest) {
-    sample_kernel<Config, true><<<blocks, threads, smem, stream>>>(in, rows, nn, kk, cap, values, indices);
-  } else {
-    sample_kernel<Config, false><<<blocks, threads, smem, stream>>>(in, rows, nn, kk, cap, values, indices);
-  }
-  return cudaGetLastError();
+  return regs_detail::launch_persistent(cached, sample_kernel<Config, false>, sample_kernel<Config, true>,
+                                        Config::THREADS, sample_dynamic_bytes(Config::THREADS), in, rows, n, k,
+                                        smallest, values, indices, stream);
 }
 
 }  // namespace kiln::topk
