@@ -116,6 +116,53 @@ TEST_CASE("topk cpu: the reference ranks NaN above +inf, -0 as +0, ties by lower
   CHECK(kiln::topk::reference_row(x, 8, 1, false) == V{1});
 }
 
+TEST_CASE("topk cpu: agrees() accepts exactly the reference's output", "[topk][cpu]") {
+  // Every row of the special input (ties, NaNs of both signs, infinities, signed zeros) and of the
+  // normal one, both modes, k = 1, a middle k and k = n: the reference's output agrees; each
+  // single change of it does not (an index past the row, swapped neighbours, a lower element in
+  // place of the last, a repeated entry, a value with other bits).
+  for (const bool special : {true, false}) {
+    for (const bool smallest : {false, true}) {
+      const std::int64_t n = 257;
+      std::vector<float> x(n);
+      for (std::int64_t c = 0; c < n; ++c) x[c] = kiln::topk::input_value(11, special ? 1 : 2, c, n, special);
+      for (const std::int64_t k : {std::int64_t{1}, std::int64_t{37}, n}) {
+        INFO((special ? "special" : "normal") << (smallest ? " smallest" : " largest") << " k " << k);
+        const std::vector<std::int64_t> ref = kiln::topk::reference_row(x.data(), n, k, smallest);
+        std::vector<std::int64_t> idx = ref;
+        std::vector<float> val(k);
+        for (std::int64_t j = 0; j < k; ++j) val[j] = x[ref[j]];
+        CHECK(kiln::topk::agrees(val.data(), idx.data(), x.data(), n, k, smallest));
+        auto changed = [&](auto change) {
+          std::vector<std::int64_t> i2 = idx;
+          std::vector<float> v2 = val;
+          change(i2, v2);
+          return kiln::topk::agrees(v2.data(), i2.data(), x.data(), n, k, smallest);
+        };
+        CHECK_FALSE(changed([&](auto& i2, auto& v2) { i2[0] = n; }));
+        CHECK_FALSE(changed([&](auto& i2, auto& v2) { v2[k - 1] = -v2[k - 1] == v2[k - 1] ? 1.0f : -v2[k - 1]; }));
+        if (k > 1) {
+          CHECK_FALSE(changed([&](auto& i2, auto& v2) {
+            std::swap(i2[0], i2[1]);
+            std::swap(v2[0], v2[1]);
+          }));
+          CHECK_FALSE(changed([&](auto& i2, auto& v2) {
+            i2[1] = i2[0];
+            v2[1] = v2[0];
+          }));
+        }
+        if (k < n) {  // the reference's (k+1)-th in place of its k-th
+          const std::int64_t next = kiln::topk::reference_row(x.data(), n, k + 1, smallest)[k];
+          CHECK_FALSE(changed([&](auto& i2, auto& v2) {
+            i2[k - 1] = next;
+            v2[k - 1] = x[next];
+          }));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("topk cpu: the filter's float limit decides exactly as the key's threshold", "[topk][cpu]") {
   // passes_limit (the CUDA filter's compare) against key_of >= threshold, for every threshold
   // digit of 8 and 11 bits, thresholds at the keys no float has, and floats at and next to each
