@@ -55,32 +55,6 @@ __host__ __device__ constexpr int filter_min_blocks(int threads, int regs) {
   return 65536 / (regs * threads) > 0 ? 65536 / (regs * threads) : 1;
 }
 
-// One warp, from each lane's sum of a range of bins (lane 0 the highest range, ranges descending):
-// the lane whose range holds the need-th best from the top walks it (walk(&b, &a), b starting at
-// `low` and a at the counts above the range) and the warp gets its bucket and the count above it.
-// Returns false when the sums hold fewer than `need`.
-template <class Walk>
-__device__ inline bool bucket_of_sums(std::uint32_t sum, std::uint32_t need, int low, Walk walk, int* bucket,
-                                      std::uint32_t* above) {
-  const int lane = threadIdx.x & 31;
-  std::uint32_t inclusive = sum;
-  for (int o = 1; o < 32; o <<= 1) {
-    const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, o);
-    if (lane >= o) inclusive += y;
-  }
-  const std::uint32_t exclusive = inclusive - sum;
-  const bool mine = exclusive < need && need <= inclusive;  // one lane at most: inclusive grows
-  int b = low;
-  std::uint32_t a = exclusive;
-  if (mine) walk(&b, &a);
-  const unsigned owners = __ballot_sync(0xFFFFFFFFu, mine);
-  if (owners == 0) return false;
-  const int owner = __ffs(owners) - 1;
-  *bucket = __shfl_sync(0xFFFFFFFFu, b, owner);
-  *above = __shfl_sync(0xFFFFFFFFu, a, owner);
-  return true;
-}
-
 // One warp: the bucket of the need-th best among the counts of hist[low, bins), walking from the
 // top (each lane a contiguous range). Returns false when fewer than `need` are counted there. The
 // counts may grow while they are read: every value read is at most the count when the walk ends,
@@ -95,19 +69,31 @@ __device__ inline bool find_bucket(const volatile unsigned* hist, int low, int b
     const int d = bins - 1 - (lane * per + i);
     if (d >= low) sum += hist[d];
   }
-  return bucket_of_sums(
-      sum, need, low,
-      [&](int* b, std::uint32_t* a) {
-        for (int i = 0; i < per; ++i) {
-          const int d = bins - 1 - (lane * per + i);
-          if (d < low) break;
-          const std::uint32_t h = hist[d];
-          *b = d;  // (racy reads only grow, so the walk reaches need in the lane's range)
-          if (*a + h >= need) break;
-          *a += h;
-        }
-      },
-      bucket, above);
+  std::uint32_t inclusive = sum;
+  for (int o = 1; o < 32; o <<= 1) {
+    const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, o);
+    if (lane >= o) inclusive += y;
+  }
+  const std::uint32_t exclusive = inclusive - sum;
+  const bool mine = exclusive < need && need <= inclusive;  // one lane at most: inclusive grows
+  int b = low;
+  std::uint32_t a = exclusive;
+  if (mine) {
+    for (int i = 0; i < per; ++i) {
+      const int d = bins - 1 - (lane * per + i);
+      if (d < low) break;
+      const std::uint32_t h = hist[d];
+      b = d;  // (racy reads only grow, so the walk reaches need in the lane's range)
+      if (a + h >= need) break;
+      a += h;
+    }
+  }
+  const unsigned owners = __ballot_sync(0xFFFFFFFFu, mine);
+  if (owners == 0) return false;
+  const int owner = __ffs(owners) - 1;
+  *bucket = __shfl_sync(0xFFFFFFFFu, b, owner);
+  *above = __shfl_sync(0xFFFFFFFFu, a, owner);
+  return true;
 }
 
 // Lane `lane` holds `count` entries to append: the warp's slots from one atomicAdd on *counter;

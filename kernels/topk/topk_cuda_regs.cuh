@@ -71,7 +71,7 @@ inline constexpr int kBits = 11, kBins = 1 << kBits, kKeyShift = 32 - kBits;
 //   2. a warp scan of the sums finds the range holding the need-th best;
 //   3. the warp splits that range, one or two bins a lane, and a second scan finds the bin.
 // bins: a multiple of 128, at most 2048; h: 16-byte aligned.
-__device__ __noinline__ bool find_bucket(const unsigned* h, int bins, std::uint32_t need, int* bucket, std::uint32_t* above) {
+__device__ inline __noinline__ bool find_bucket(const unsigned* h, int bins, std::uint32_t need, int* bucket, std::uint32_t* above) {
   const int lane = threadIdx.x & 31;
   const int per = bins / 32, vectors = per / 4, base = bins - (lane + 1) * per;  // lane 0: the highest bins
   std::uint32_t sum = 0;

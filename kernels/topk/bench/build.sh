@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds, with nvcc alone, libkiln_topk_bench.so: the tuned CUDA top-k (the public API, its
-# dispatch and the streaming state) behind a C ABI, for bench_topk.py.
+# Builds, with nvcc alone, topk_variants_bench (named configurations launched directly, no tuned
+# header needed) and libkiln_topk_bench.so: the tuned CUDA top-k (the public API, its dispatch and
+# the streaming state) behind a C ABI, for bench_topk.py.
 #   kernels/topk/bench/build.sh [90a|89] [output dir]
 # KILN_GENERATED_INCLUDE names the folder holding kiln/tuned/topk_cuda.hpp and topk_cpu.hpp
 # (default: the `test` preset's build; a `*-tune` build's come from its tuning).
@@ -13,6 +14,10 @@ case "$arch" in
   89) gencode="-gencode=arch=compute_89,code=sm_89" ;;
   *) echo "architecture must be 90a or 89" >&2; exit 2 ;;
 esac
+tk="$root/kernels/topk"
+"${NVCC:-nvcc}" -std=c++17 -O3 $gencode -I"$tk" -I"$tk/include" -I"$root/autotune/include" \
+  -o "$out/topk_variants_bench" "$tk/bench/topk_variants_bench.cu"
+echo "built $out/topk_variants_bench"
 generated="${KILN_GENERATED_INCLUDE:-$root/build/test/kiln/include}"
 for header in topk_cuda topk_cpu; do
   if [ ! -f "$generated/kiln/tuned/$header.hpp" ]; then
@@ -21,7 +26,6 @@ for header in topk_cuda topk_cpu; do
     exit 2
   fi
 done
-tk="$root/kernels/topk"
 "${NVCC:-nvcc}" -std=c++17 -O3 $gencode -Xcompiler -fPIC,-fopenmp,-march=native -shared \
   -I"$tk" -I"$tk/include" -I"$root/autotune/include" -I"$generated" \
   -o "$out/libkiln_topk_bench.so" "$tk/bench/topk_bench_capi.cu" "$tk/topk_cuda_api.cu" "$tk/topk_cpu_api.cpp" \

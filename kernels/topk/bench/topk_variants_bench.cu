@@ -3,7 +3,8 @@
 // the tuner and bench_topk.py.
 //   topk_variants_bench ROWSxNxK[,ROWSxNxK...] [CONFIG ...]
 // CONFIG: sample128, sample256, sample512, regs128, regs256, regs512, shared256 (REGS 64),
-// air256, air512 (default: all). The input is the workloads' normal input (topk_check.hpp, seed 7),
+// air256, air512 (default: all; regs on rows wider than 64 x THREADS runs shared, as the library
+// does). Built by build.sh. The input is the workloads' normal input (topk_check.hpp, seed 7),
 // largest mode. Each configuration runs once and its output is checked on the first, middle and
 // last rows (kiln::topk::agrees: exactly the top k, in order); then 7 runs of 3 (n x rows of 2^28
 // or more) or 10 back-to-back launches are timed with CUDA events, and the median, minimum and
