@@ -73,6 +73,13 @@ inline void reference_row(const float* x, std::int64_t cols, std::vector<double>
   for (std::int64_t c = 0; c < cols; ++c) ref[c] /= sum;
 }
 
+// Compares one row with the fp64 reference of its input `x` through `element(c, ref)`.
+template <class Element>
+void compare_row(const float* x, const Shape& s, std::vector<double>& ref, Element&& element) {
+  reference_row(x, s.cols, ref);
+  for (std::int64_t c = 0; c < s.cols; ++c) element(c, ref[static_cast<std::size_t>(c)]);
+}
+
 // Walks every element of `out` (Elem: float, or std::uint16_t holding bf16 bits). The rows in
 // `compared` (sorted) are compared with the reference of their input, which `input_row(r, x)`
 // writes into x as fp32; the other rows are examined for being written and finite only.
@@ -90,14 +97,13 @@ CheckResult compare_rows(const Elem* out, const Shape& s, const std::vector<std:
     if (next < compared.size() && compared[next] == r) {
       ++next;
       input_row(r, x.data());
-      reference_row(x.data(), s.cols, ref);
-      for (std::int64_t c = 0; c < s.cols; ++c) {
+      compare_row(x.data(), s, ref, [&](std::int64_t c, double expected) {
         if constexpr (kF32) {
-          cmp.f32(o[c], ref[c]);
+          cmp.f32(o[c], expected);
         } else {
-          cmp.bf16(o[c], ref[c]);
+          cmp.bf16(o[c], expected);
         }
-      }
+      });
     } else {
       for (std::int64_t c = 0; c < s.cols; ++c) {
         if constexpr (kF32) {
@@ -107,6 +113,32 @@ CheckResult compare_rows(const Elem* out, const Shape& s, const std::vector<std:
         }
       }
     }
+  }
+  return cmp.result();
+}
+
+// The rows in `compared` (sorted) compared with the reference of their input, from `compared_out`
+// (those rows' outputs, one after another); the examination of every element for being written
+// and finite was done elsewhere (`examined`: the device walk over the whole output).
+template <class Elem, class InputRow>
+CheckResult compare_sampled_rows(const Elem* compared_out, const Shape& s, const std::vector<std::int64_t>& compared,
+                                 const Examined& examined, InputRow&& input_row) {
+  constexpr bool kF32 = std::is_same_v<Elem, float>;
+  static_assert(kF32 || std::is_same_v<Elem, std::uint16_t>, "fp32 or bf16 bits");
+  Comparison cmp("out", kF32 ? "fp32" : "bf16", examined);
+  std::vector<float> x(static_cast<std::size_t>(s.cols));
+  std::vector<double> ref(static_cast<std::size_t>(s.cols));
+  for (std::size_t k = 0; k < compared.size(); ++k) {
+    const std::int64_t r = compared[k];
+    const Elem* o = compared_out + k * static_cast<std::size_t>(s.cols);
+    input_row(r, x.data());
+    compare_row(x.data(), s, ref, [&](std::int64_t c, double expected) {
+      if constexpr (kF32) {
+        cmp.f32_at(r * s.cols + c, o[c], expected);
+      } else {
+        cmp.bf16_at(r * s.cols + c, o[c], expected);
+      }
+    });
   }
   return cmp.result();
 }

@@ -1,12 +1,14 @@
 // The CUDA softmax workload: the harness include of softmax_cuda.space.json.
 // Inputs are generated on the device by a counter-based hash of (seed, element), so that a 256 MB
-// input takes milliseconds; check() downloads the whole output (every element is examined for
-// poison and non-finite values) and only the input rows it compares with the fp64 reference.
+// input takes milliseconds; check() examines every output element for poison and non-finite values
+// on the device and downloads only the rows it compares with the fp64 reference (input and output).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/counter_random.hpp"
@@ -78,34 +80,10 @@ class CudaWorkload final : public Workload {
 
   std::vector<CheckResult> check() override {
     KILN_CUDA_CHECK(cudaDeviceSynchronize());
-    const std::vector<std::int64_t> compared = rows_to_compare(shape_, seed_);
-    const std::size_t row_bytes = static_cast<std::size_t>(shape_.cols) * (shape_.bf16 ? 2 : 4);
-    // The compared rows' inputs, downloaded row by row (all rows for small problems).
-    std::vector<float> inputs(compared.size() * static_cast<std::size_t>(shape_.cols));
-    std::vector<std::uint16_t> bits(shape_.bf16 ? static_cast<std::size_t>(shape_.cols) : 0);
-    const auto* in_bytes = reinterpret_cast<const unsigned char*>(in_.get());
-    for (std::size_t k = 0; k < compared.size(); ++k) {
-      const unsigned char* src = in_bytes + static_cast<std::size_t>(compared[k]) * row_bytes;
-      float* dst = inputs.data() + k * static_cast<std::size_t>(shape_.cols);
-      if (shape_.bf16) {
-        KILN_CUDA_CHECK(cudaMemcpy(bits.data(), src, row_bytes, cudaMemcpyDeviceToHost));
-        for (std::int64_t c = 0; c < shape_.cols; ++c) dst[c] = float_from_bf16(bits[c]);
-      } else {
-        KILN_CUDA_CHECK(cudaMemcpy(dst, src, row_bytes, cudaMemcpyDeviceToHost));
-      }
-    }
-    auto input_row = [&](std::int64_t r, float* x) {
-      const auto k = static_cast<std::size_t>(std::lower_bound(compared.begin(), compared.end(), r) - compared.begin());
-      std::copy_n(inputs.data() + k * static_cast<std::size_t>(shape_.cols), shape_.cols, x);
-    };
-    if (shape_.bf16) {
-      std::vector<std::uint16_t> out(static_cast<std::size_t>(count_));
-      KILN_CUDA_CHECK(cudaMemcpy(out.data(), out_.get(), bytes_, cudaMemcpyDeviceToHost));
-      return {compare_rows(out.data(), shape_, compared, input_row)};
-    }
-    std::vector<float> out(static_cast<std::size_t>(count_));
-    KILN_CUDA_CHECK(cudaMemcpy(out.data(), out_.get(), bytes_, cudaMemcpyDeviceToHost));
-    return {compare_rows(out.data(), shape_, compared, input_row)};
+    // Every output element examined for being written and finite on the device; only the
+    // compared rows (all of a small problem, 64 of a large one) cross to the host.
+    if (shape_.bf16) return {compare<std::uint16_t>(cuda::examine_bf16(out_.get(), count_))};
+    return {compare<float>(cuda::examine_f32(out_.get(), count_))};
   }
 
   std::size_t footprint_bytes() const override { return 2 * bytes_; }
@@ -119,6 +97,44 @@ class CudaWorkload final : public Workload {
   float* out_f32() const { return out_.get(); }
   __nv_bfloat16* in_bf16() const { return reinterpret_cast<__nv_bfloat16*>(in_.get()); }
   __nv_bfloat16* out_bf16() const { return reinterpret_cast<__nv_bfloat16*>(out_.get()); }
+
+  // The compared rows against the fp64 reference (Elem: float, or std::uint16_t holding bf16).
+  template <class Elem>
+  CheckResult compare(const Examined& examined) const {
+    const std::vector<std::int64_t> compared = rows_to_compare(shape_, seed_);
+    const std::vector<Elem> in = download_rows<Elem>(in_.get(), compared);
+    const std::vector<Elem> out = download_rows<Elem>(out_.get(), compared);
+    auto input_row = [&](std::int64_t r, float* x) {
+      const auto k = static_cast<std::size_t>(std::lower_bound(compared.begin(), compared.end(), r) - compared.begin());
+      const Elem* row = in.data() + k * static_cast<std::size_t>(shape_.cols);
+      for (std::int64_t c = 0; c < shape_.cols; ++c) {
+        if constexpr (std::is_same_v<Elem, float>) {
+          x[c] = row[c];
+        } else {
+          x[c] = float_from_bf16(row[c]);
+        }
+      }
+    };
+    return compare_sampled_rows(out.data(), shape_, compared, examined, input_row);
+  }
+
+  // The rows `picked` (sorted) of a device matrix, one after another: one copy when they are all
+  // of its rows, otherwise one a row.
+  template <class Elem>
+  std::vector<Elem> download_rows(const void* base, const std::vector<std::int64_t>& picked) const {
+    const auto cols = static_cast<std::size_t>(shape_.cols);
+    std::vector<Elem> host(picked.size() * cols);
+    const auto* rows = static_cast<const Elem*>(base);
+    if (static_cast<std::int64_t>(picked.size()) == shape_.rows) {
+      KILN_CUDA_CHECK(cudaMemcpy(host.data(), rows, host.size() * sizeof(Elem), cudaMemcpyDeviceToHost));
+      return host;
+    }
+    for (std::size_t k = 0; k < picked.size(); ++k) {
+      KILN_CUDA_CHECK(cudaMemcpy(host.data() + k * cols, rows + static_cast<std::size_t>(picked[k]) * cols,
+                                 cols * sizeof(Elem), cudaMemcpyDeviceToHost));
+    }
+    return host;
+  }
 
   Shape shape_;
   std::uint64_t seed_;

@@ -359,31 +359,34 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
   }
 }
 
-// Rows that fit the register cache, staged through shared memory (STAGE = 1): a block's row groups
-// own consecutive rows, so their rows are one contiguous tile of global memory. The block copies
-// the tile in with V-element accesses at aligned addresses (single elements only at the tile's two
-// ends), every row group computes its row from shared memory into its registers and writes the
-// result back, and the block copies the tile out the same way. Narrow or odd-width rows thus move
-// on full-width, coalesced accesses, where the direct path pays single-element accesses at each
-// row's unaligned ends. The tile sits in shared memory at its global alignment phase, so aligned
-// global vectors are aligned shared vectors. launch() guarantees in and out share that phase.
+// Rows that fit the register cache, staged through shared memory (STAGE = 1): a block owns a tile
+// of consecutive rows, one contiguous range of global memory, as many rows as fill THREADS * CACHE
+// elements (row group g takes the tile's rows g, g + G, g + 2G, ... for G row groups, `per_group`
+// of them). The block copies the tile in with V-element accesses at aligned addresses (single
+// elements only at the tile's two ends), every loaded vector in flight at once, each row group
+// computes its rows from shared memory and writes the results back, and the block copies the tile
+// out the same way. Narrow or odd-width rows thus move on full-width, coalesced accesses with a
+// whole cache's bytes in flight per thread (a row of 2 bf16 is 4 bytes: one row a thread would
+// keep 4 bytes in flight), where the direct path pays single-element accesses at each row's
+// unaligned ends. The tile sits in shared memory at its global alignment phase, so aligned global
+// vectors are aligned shared vectors. launch() guarantees in and out share that phase.
 template <class Tr, class T>
 __global__ void __launch_bounds__(Tr::kThreads) softmax_staged_kernel(const T* __restrict__ in, T* __restrict__ out,
-                                                                     std::int64_t rows, int cols) {
+                                                                     std::int64_t rows, int cols, int per_group) {
   constexpr int V = Tr::kVec;
-  constexpr int kLoadsInFlight = 4;  // vectors each thread loads before it stores any
-  using P = Packet<T, V>;
+  constexpr int kLoadsInFlight = Tr::kCache / V;  // a full tile's vectors per thread
   using P1 = Packet<T, 1>;
-  using Bits = typename P::Bits;
+  using Bits = typename Packet<T, V>::Bits;
   extern __shared__ __align__(16) unsigned char stage_bytes[];
   T* const tile = reinterpret_cast<T*>(stage_bytes);
   __shared__ ReduceSlots<Tr> slots;
   const int group = threadIdx.x / Tr::kRowThreads;
   const int t = threadIdx.x % Tr::kRowThreads;
+  const std::int64_t tile_capacity = static_cast<std::int64_t>(Tr::kRowsPerBlock) * per_group;
 
-  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * Tr::kRowsPerBlock; first < rows;
-       first += static_cast<std::int64_t>(gridDim.x) * Tr::kRowsPerBlock) {
-    const std::int64_t tile_rows = rows - first < Tr::kRowsPerBlock ? rows - first : Tr::kRowsPerBlock;
+  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * tile_capacity; first < rows;
+       first += static_cast<std::int64_t>(gridDim.x) * tile_capacity) {
+    const std::int64_t tile_rows = rows - first < tile_capacity ? rows - first : tile_capacity;
     const int count = static_cast<int>(tile_rows) * cols;  // elements of the tile
     const T* src = in + first * cols;
     T* dst = out + first * cols;
@@ -393,7 +396,7 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_staged_kernel(const T* _
     const int tail_at = head + vecs * V;
     T* const staged = tile + phase;  // element i of the tile at staged[i]
 
-    // Copy in: kLoadsInFlight vectors per thread in flight, then their shared-memory stores.
+    // Copy in: every vector of the thread in flight, then their shared-memory stores.
     for (int base = 0; base < vecs; base += Tr::kThreads * kLoadsInFlight) {
       Bits v[kLoadsInFlight];
 #pragma unroll
@@ -413,33 +416,37 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_staged_kernel(const T* _
     }
     __syncthreads();
 
-    // Each row group: its row from shared memory into registers, softmax, back to shared memory.
-    const bool live = group < tile_rows;
-    T* const row = staged + group * cols;
-    float x[Tr::kCache];
-    float m = -INFINITY;
+    // Each row group: its rows from shared memory into registers, softmax, back to shared memory.
+    // Every thread runs all per_group steps (a row spanning warps reduces through barriers).
+    for (int j = 0; j < per_group; ++j) {
+      const int local = group + j * Tr::kRowsPerBlock;
+      const bool live = local < tile_rows;
+      T* const row = staged + local * cols;
+      float x[Tr::kCache];
+      float m = -INFINITY;
 #pragma unroll
-    for (int k = 0; k < Tr::kCache; ++k) {
-      const int c = t + k * Tr::kRowThreads;
-      x[k] = -INFINITY;
-      if (live && c < cols) P1::unpack(*reinterpret_cast<const typename P1::Bits*>(row + c), &x[k]);
-      m = fmaxf(m, x[k]);
-    }
-    m = row_reduce<Tr, true>(m, slots.max_of(group));
-    float s = 0.0f;
+      for (int k = 0; k < Tr::kCache; ++k) {
+        const int c = t + k * Tr::kRowThreads;
+        x[k] = -INFINITY;
+        if (live && c < cols) P1::unpack(*reinterpret_cast<const typename P1::Bits*>(row + c), &x[k]);
+        m = fmaxf(m, x[k]);
+      }
+      m = row_reduce<Tr, true>(m, slots.max_of(group));
+      float s = 0.0f;
 #pragma unroll
-    for (int k = 0; k < Tr::kCache; ++k) {
-      x[k] = live ? exp2f((x[k] - m) * kLog2e) : 0.0f;
-      s += x[k];
-    }
-    s = row_reduce<Tr, false>(s, slots.sum_of(group));
-    const float inv = 1.0f / s;
+      for (int k = 0; k < Tr::kCache; ++k) {
+        x[k] = live ? exp2f((x[k] - m) * kLog2e) : 0.0f;
+        s += x[k];
+      }
+      s = row_reduce<Tr, false>(s, slots.sum_of(group));
+      const float inv = 1.0f / s;
 #pragma unroll
-    for (int k = 0; k < Tr::kCache; ++k) {
-      const int c = t + k * Tr::kRowThreads;
-      if (live && c < cols) {
-        x[k] *= inv;
-        *reinterpret_cast<typename P1::Bits*>(row + c) = P1::pack(&x[k]);
+      for (int k = 0; k < Tr::kCache; ++k) {
+        const int c = t + k * Tr::kRowThreads;
+        if (live && c < cols) {
+          x[k] *= inv;
+          *reinterpret_cast<typename P1::Bits*>(row + c) = P1::pack(&x[k]);
+        }
       }
     }
     __syncthreads();
@@ -609,11 +616,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
 
 namespace cuda_detail {
 
-// Launches `kernel` over `rows`: a block per row group, or with SPLIT > 1 a cluster of SPLIT
-// blocks per row (grid-stride beyond the grid limit), with `smem` bytes of dynamic shared memory.
+// Launches `kernel` over `rows`: a block per `block_rows` rows (a row group each, or a staged
+// tile), or with SPLIT > 1 a cluster of SPLIT blocks per row (grid-stride beyond the grid limit),
+// with `smem` bytes of dynamic shared memory.
 template <class Tr, class Kernel, class... Args>
-cudaError_t launch_rows(Kernel kernel, std::int64_t rows, std::size_t smem, cudaStream_t stream, Args... args) {
-  const std::int64_t groups = (rows + Tr::kRowsPerBlock - 1) / Tr::kRowsPerBlock;
+cudaError_t launch_rows(Kernel kernel, std::int64_t rows, std::int64_t block_rows, std::size_t smem, cudaStream_t stream,
+                        Args... args) {
+  const std::int64_t groups = (rows + block_rows - 1) / block_rows;
   constexpr std::int64_t kMaxUnits = 0x7FFFFFFF / Tr::kSplit;
   const auto units = static_cast<unsigned>(groups < kMaxUnits ? groups : kMaxUnits);
   cudaLaunchConfig_t config{};
@@ -649,18 +658,22 @@ cudaError_t launch(const T* in, T* out, std::int64_t rows, std::int64_t cols, cu
   const auto out_at = reinterpret_cast<std::uintptr_t>(out);
   const bool same_phase = (in_at - out_at) % Tr::kVecBytes == 0;
   const bool all_aligned = in_at % Tr::kVecBytes == 0 && out_at % Tr::kVecBytes == 0 && cols % Tr::kVec == 0;
-  if (!same_phase) return d::launch_rows<Tr>(d::softmax_streaming_kernel<Tr, 1, T>, rows, 0, stream, in, out, rows, cols);
+  if (!same_phase) return d::launch_rows<Tr>(d::softmax_streaming_kernel<Tr, 1, T>, rows, Tr::kRowsPerBlock, 0, stream, in, out, rows, cols);
   if (cols > Tr::kRowCapacity) {
-    return d::launch_rows<Tr>(d::softmax_streaming_kernel<Tr, Tr::kVec, T>, rows, 0, stream, in, out, rows, cols);
+    return d::launch_rows<Tr>(d::softmax_streaming_kernel<Tr, Tr::kVec, T>, rows, Tr::kRowsPerBlock, 0, stream, in, out, rows, cols);
   }
   const int width = static_cast<int>(cols);
   if constexpr (Tr::kStage) {
-    const std::size_t smem = static_cast<std::size_t>(Tr::kRowsPerBlock) * width * sizeof(T) + Tr::kVecBytes;
-    return d::launch_rows<Tr>(d::softmax_staged_kernel<Tr, T>, rows, smem, stream, in, out, rows, width);
+    // As many rows a row group as fill the tile (THREADS * CACHE elements).
+    const int per_group = Tr::kRowThreads * Tr::kCache / width;
+    const std::int64_t block_rows = static_cast<std::int64_t>(Tr::kRowsPerBlock) * per_group;
+    const std::size_t smem = static_cast<std::size_t>(block_rows) * width * sizeof(T) + Tr::kVecBytes;
+    return d::launch_rows<Tr>(d::softmax_staged_kernel<Tr, T>, rows, block_rows, smem, stream, in, out, rows, width,
+                              per_group);
   } else if (all_aligned) {
-    return d::launch_rows<Tr>(d::softmax_cached_kernel<Tr, false, T>, rows, 0, stream, in, out, rows, width);
+    return d::launch_rows<Tr>(d::softmax_cached_kernel<Tr, false, T>, rows, Tr::kRowsPerBlock, 0, stream, in, out, rows, width);
   } else {
-    return d::launch_rows<Tr>(d::softmax_cached_kernel<Tr, true, T>, rows, 0, stream, in, out, rows, width);
+    return d::launch_rows<Tr>(d::softmax_cached_kernel<Tr, true, T>, rows, Tr::kRowsPerBlock, 0, stream, in, out, rows, width);
   }
 }
 

@@ -120,6 +120,23 @@ TEST_CASE("softmax cuda: check() catches unwritten, non-finite and wrong element
     CHECK(r.unwritten == 0);
     CHECK(r.non_finite == 0);
     CHECK(r.rel_l2 > kiln_test::tolerance(dtype));
+
+    // A problem whose check compares 64 sampled rows: elements outside them are examined on the
+    // device, and reported at their flat index.
+    const std::int64_t rows = 2048, cols = 8192;
+    c.element = 1000 * cols + 77;
+    c.tamper = cc::Tamper::poison;
+    r = cc::softmax_case(config, rows, cols, dtype, 9, c)[0];
+    CHECK(r.compared == static_cast<std::uint64_t>(64 * cols));
+    CHECK(r.elements == static_cast<std::uint64_t>(rows * cols));
+    CHECK(r.unwritten == 1);
+    CHECK(r.first_unwritten_at == c.element);
+    CHECK(r.non_finite == 0);
+    c.tamper = cc::Tamper::nan;
+    r = cc::softmax_case(config, rows, cols, dtype, 9, c)[0];
+    CHECK(r.unwritten == 0);
+    CHECK(r.non_finite == 1);
+    CHECK(r.first_non_finite_at == c.element);
   }
 }
 

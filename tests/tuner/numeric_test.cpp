@@ -89,3 +89,29 @@ TEST_CASE("a comparison says where the first bad element and the largest error a
   CHECK(clean.result().first_non_finite_at == -1);
   CHECK(clean.result().worst_at == 0);
 }
+
+TEST_CASE("a comparison of elements examined elsewhere counts the compared ones for their error only") {
+  kiln::Examined e;
+  e.elements = 1000;
+  e.unwritten = 2;
+  e.first_unwritten_at = 17;
+  e.non_finite = 1;
+  e.first_non_finite_at = 900;
+  kiln::Comparison c("out", "bf16", e);
+  c.bf16_at(500, kiln::bf16_from_float(0.5f), 0.5);
+  c.bf16_at(17, kiln::poison::bf16, 0.25);         // counted by the examination, not again
+  c.bf16_at(900, kiln::bf16_from_float(std::numeric_limits<float>::infinity()), 0.25);
+  c.bf16_at(501, kiln::bf16_from_float(0.75f), 0.5);  // the largest error, at its flat index
+  const kiln::CheckResult r = c.result();
+  CHECK(r.elements == 1000);
+  CHECK(r.compared == 4);
+  CHECK(r.unwritten == 2);
+  CHECK(r.first_unwritten_at == 17);
+  CHECK(r.non_finite == 1);
+  CHECK(r.first_non_finite_at == 900);
+  CHECK(r.worst_at == 501);
+  CHECK(r.worst_value == 0.75);
+  CHECK(r.max_abs_err == 0.25);
+  // The poisoned and infinite elements add their reference to the norm but no error.
+  CHECK(r.rel_l2 == kiln_test::Approx(0.25 / std::sqrt(0.25 + 0.0625 + 0.0625 + 0.25)));
+}

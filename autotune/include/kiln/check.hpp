@@ -31,6 +31,17 @@ struct CheckResult {
   double worst_reference = 0.0;
 };
 
+// What a walk over a whole output found when it examined every element for being written and
+// finite (on the device, for outputs too large to download whole at every check): positions are
+// flat indices into the output, -1 for none.
+struct Examined {
+  std::uint64_t elements = 0;
+  std::uint64_t unwritten = 0;
+  std::uint64_t non_finite = 0;
+  std::int64_t first_unwritten_at = -1;
+  std::int64_t first_non_finite_at = -1;
+};
+
 class Comparison {
  public:
   Comparison(std::string output, std::string dtype) {
@@ -47,6 +58,25 @@ class Comparison {
   void f32(float out, double ref) { compare(bits_of(out) == poison::f32, out, ref); }
   void bf16(std::uint16_t out, double ref) { compare(out == poison::bf16, float_from_bf16(out), ref); }
   void f16(std::uint16_t out, double ref) { compare(out == poison::f16, float_from_f16(out), ref); }
+
+  // Every element examined elsewhere (`Examined`, flat positions); the compared ones then come
+  // through the *_at calls below with their flat index, and are counted for their error only.
+  // Mixing these with the calls above in one Comparison is an error of the workload.
+  explicit Comparison(std::string output, std::string dtype, const Examined& examined)
+      : Comparison(std::move(output), std::move(dtype)) {
+    result_.elements = examined.elements;
+    result_.unwritten = examined.unwritten;
+    result_.non_finite = examined.non_finite;
+    result_.first_unwritten_at = examined.first_unwritten_at;
+    result_.first_non_finite_at = examined.first_non_finite_at;
+  }
+  void f32_at(std::int64_t at, float out, double ref) { compare_at(at, bits_of(out) == poison::f32, out, ref); }
+  void bf16_at(std::int64_t at, std::uint16_t out, double ref) {
+    compare_at(at, out == poison::bf16, float_from_bf16(out), ref);
+  }
+  void f16_at(std::int64_t at, std::uint16_t out, double ref) {
+    compare_at(at, out == poison::f16, float_from_f16(out), ref);
+  }
 
   CheckResult result() const {
     CheckResult r = result_;
@@ -72,11 +102,24 @@ class Comparison {
     ++result_.compared;
     ref2_ += ref * ref;
     if (!examine(is_poison, value)) return;
-    double e = static_cast<double>(value) - ref;
+    accumulate(static_cast<std::int64_t>(result_.elements) - 1, value, ref);
+  }
+
+  // A compared element whose examination is already counted: unwritten and non-finite ones add
+  // nothing here (the examination failed the check), the others their error.
+  void compare_at(std::int64_t at, bool is_poison, float value, double ref) {
+    ++result_.compared;
+    ref2_ += ref * ref;
+    if (is_poison || !std::isfinite(value)) return;
+    accumulate(at, value, ref);
+  }
+
+  void accumulate(std::int64_t at, float value, double ref) {
+    const double e = static_cast<double>(value) - ref;
     err2_ += e * e;
     if (std::fabs(e) > result_.max_abs_err || result_.worst_at < 0) {
       result_.max_abs_err = std::fabs(e);
-      result_.worst_at = static_cast<std::int64_t>(result_.elements) - 1;
+      result_.worst_at = at;
       result_.worst_value = value;
       result_.worst_reference = ref;
     }

@@ -9,8 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/check.hpp"
 #include "kiln/counter_random.hpp"
 #include "kiln/error.hpp"
+#include "kiln/numeric.hpp"
 
 namespace kiln::cuda {
 
@@ -63,6 +65,86 @@ void fill_uniform(T* x, std::int64_t count, float lo, float hi, std::uint64_t se
   fill_uniform_kernel<<<grid_for(count), 256>>>(x, count, lo, hi, seed, stream);
   KILN_CUDA_CHECK(cudaGetLastError());
   KILN_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+namespace examine_detail {
+
+// Per thread, then per warp (shuffles), then one atomic per warp that found anything: counts of
+// unwritten and non-finite elements and the first index of each.
+template <class Bits>
+__global__ void examine_kernel(const Bits* x, std::int64_t count, Bits poison, Bits exponent,
+                               unsigned long long* found) {
+  unsigned long long unwritten = 0, non_finite = 0;
+  unsigned long long first_unwritten = ~0ull, first_non_finite = ~0ull;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const Bits b = x[i];
+    const auto at = static_cast<unsigned long long>(i);
+    if (b == poison) {
+      ++unwritten;
+      first_unwritten = first_unwritten < at ? first_unwritten : at;
+    } else if ((b & exponent) == exponent) {  // all exponent bits set: infinity or NaN
+      ++non_finite;
+      first_non_finite = first_non_finite < at ? first_non_finite : at;
+    }
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    unwritten += __shfl_down_sync(0xffffffffu, unwritten, offset);
+    non_finite += __shfl_down_sync(0xffffffffu, non_finite, offset);
+    const unsigned long long fu = __shfl_down_sync(0xffffffffu, first_unwritten, offset);
+    const unsigned long long fn = __shfl_down_sync(0xffffffffu, first_non_finite, offset);
+    first_unwritten = fu < first_unwritten ? fu : first_unwritten;
+    first_non_finite = fn < first_non_finite ? fn : first_non_finite;
+  }
+  if (threadIdx.x % 32 == 0) {
+    if (unwritten > 0) {
+      atomicAdd(&found[0], unwritten);
+      atomicMin(&found[2], first_unwritten);
+    }
+    if (non_finite > 0) {
+      atomicAdd(&found[1], non_finite);
+      atomicMin(&found[3], first_non_finite);
+    }
+  }
+}
+
+template <class Bits>
+Examined examine(const Bits* x, std::int64_t count, Bits poison, Bits exponent) {
+  KILN_CUDA_CHECK(cudaDeviceSynchronize());
+  unsigned long long host[4] = {0, 0, ~0ull, ~0ull};
+  unsigned long long* found = nullptr;
+  KILN_CUDA_CHECK(cudaMalloc(&found, sizeof host));
+  cudaError_t status = cudaMemcpy(found, host, sizeof host, cudaMemcpyHostToDevice);
+  if (status == cudaSuccess && count > 0) {
+    // A block's threads must be whole warps: the kernel reduces over full warps.
+    examine_kernel<<<grid_for(count), 256>>>(x, count, poison, exponent, found);
+    status = cudaGetLastError();
+  }
+  if (status == cudaSuccess) status = cudaMemcpy(host, found, sizeof host, cudaMemcpyDeviceToHost);
+  cudaFree(found);
+  KILN_CUDA_CHECK(status);
+  Examined e;
+  e.elements = static_cast<std::uint64_t>(count);
+  e.unwritten = host[0];
+  e.non_finite = host[1];
+  e.first_unwritten_at = host[0] > 0 ? static_cast<std::int64_t>(host[2]) : -1;
+  e.first_non_finite_at = host[1] > 0 ? static_cast<std::int64_t>(host[3]) : -1;
+  return e;
+}
+
+}  // namespace examine_detail
+
+// Every element of a device output examined on the device for being written (not the poison
+// pattern) and finite: what a host walk over a downloaded copy would find, without moving the
+// output over PCIe at every check (gigabytes for the largest problems). Synchronous.
+inline Examined examine_f32(const void* out, std::int64_t count) {
+  return examine_detail::examine(static_cast<const std::uint32_t*>(out), count, poison::f32, std::uint32_t{0x7F800000u});
+}
+inline Examined examine_bf16(const void* out, std::int64_t count) {
+  return examine_detail::examine(static_cast<const std::uint16_t*>(out), count, poison::bf16, std::uint16_t{0x7F80u});
+}
+inline Examined examine_f16(const void* out, std::int64_t count) {
+  return examine_detail::examine(static_cast<const std::uint16_t*>(out), count, poison::f16, std::uint16_t{0x7C00u});
 }
 
 template <class T>
