@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/worklog/worklog.hpp"
@@ -146,8 +147,8 @@ TEST_CASE("kiln tune --shard is checked before anything runs", "[cli]") {
 // found by their old keys, so kiln record rebuilds the records made from it byte for byte, from the
 // file and from a merged copy of it. (Its softmax_cuda and attention_d256 records were tuned or
 // edited after the rows this worklog holds, and differ from what kiln record makes of it with or
-// without key versions; attention_d64 and attention_d128 were tuned again into the key-version-2
-// worklog beside it, tested below.)
+// without key versions; attention_d64, attention_d128 and softmax_cuda were tuned again into the
+// key-version-2 worklog beside it, tested below.)
 TEST_CASE("kiln record rebuilds the committed H200 records from the worklog of key version 1, merged or not", "[cli]") {
   const fs::path source(KILN_SOURCE_DIR);
   kiln_test::TempDir tmp("kiln-cli-legacy");
@@ -176,17 +177,20 @@ TEST_CASE("kiln record rebuilds the committed H200 records from the worklog of k
   for (const auto& s : log.sessions()) CHECK(s.key_version == 1);
 }
 
-// The attention_d64 and attention_d128 records (PACK_GQA) were tuned into a worklog of key version 2,
-// committed compressed beside the older one (the two do not merge: same kernels, different keys);
-// kiln record rebuilds both byte for byte from it.
-TEST_CASE("kiln record rebuilds the attention d64 and d128 records from the committed worklog of key version 2", "[cli]") {
+// The attention_d64 and attention_d128 records (PACK_GQA) and the softmax_cuda record (its check
+// on the device) were tuned into a worklog of key version 2, committed compressed beside the older
+// one (the two do not merge: same kernels, different keys); kiln record rebuilds them byte for
+// byte from it.
+TEST_CASE("kiln record rebuilds the attention d64 and d128 and softmax records from the committed worklog of key version 2", "[cli]") {
   const fs::path source(KILN_SOURCE_DIR);
   kiln_test::TempDir tmp("kiln-cli-xxh3");
   const std::string unzip = "gzip -dc '" + (source / "presets/records/h200/worklog-xxh3.sqlite.gz").string() + "' > '" +
                             (tmp / "worklog.sqlite").string() + "'";
   REQUIRE(std::system(unzip.c_str()) == 0);
-  for (const std::string kernel : {"attention_d64", "attention_d128"}) {
-    const auto generated = run_kiln({"generate", "--space", (source / "kernels/attention" / (kernel + ".space.json")).string(),
+  const std::pair<std::string, std::string> kernels[] = {
+      {"attention_d64", "attention"}, {"attention_d128", "attention"}, {"softmax_cuda", "softmax"}};
+  for (const auto& [kernel, folder] : kernels) {
+    const auto generated = run_kiln({"generate", "--space", (source / "kernels" / folder / (kernel + ".space.json")).string(),
                                      "--target", (source / "presets/devices/h200.json").string(), "--out",
                                      (tmp / kernel).string()},
                                     60);

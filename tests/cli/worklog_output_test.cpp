@@ -87,7 +87,8 @@ TEST_CASE("reading commands write nothing into an empty or foreign file", "[cli]
 
 // The committed H200 worklog and records, reported and replayed: the output below and in
 // tests/cli/data/h200_report.md is what Kiln printed before the worklog's rows were read through the
-// protocol's types: the records of both domains, nbody_cuda's record of before its domain (its
+// protocol's types: the records of both domains (softmax_cuda's as tuned on 2026-11-24, whose
+// measurements this worklog holds), nbody_cuda's record of before its domain (its
 // buckets' winners have Nsight Compute metrics in the worklog), and a session with its device.
 TEST_CASE("kiln report and kiln replay on the committed worklog print what they printed before", "[cli]") {
   const fs::path source(KILN_SOURCE_DIR);
@@ -96,7 +97,7 @@ TEST_CASE("kiln report and kiln replay on the committed worklog print what they 
   const kiln_test::KilnRun report =
       run_kiln({"report", "--worklog", worklog, "--record", (source / "tests/cli/data/nbody_cuda_buckets.record.json").string(),
                 "--record", (records / "nbody_cuda.record.json").string(), "--record",
-                (records / "softmax_cuda.record.json").string(), "--kernel", "nbody_cuda"},
+                (source / "tests/cli/data/softmax_cuda_h200_2026-11-24.record.json").string(), "--kernel", "nbody_cuda"},
                60);
   REQUIRE(report.exit_code == 0);
   CHECK(joined(report.out) == kiln_test::read_file(source / "tests/cli/data/h200_report.md"));
