@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "committed_worklog.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "kiln_catch.hpp"
 #include "kiln_command.hpp"
@@ -152,7 +153,7 @@ TEST_CASE("kiln tune --shard is checked before anything runs", "[cli]") {
 TEST_CASE("kiln record rebuilds the committed H200 records from the worklog of key version 1, merged or not", "[cli]") {
   const fs::path source(KILN_SOURCE_DIR);
   kiln_test::TempDir tmp("kiln-cli-legacy");
-  fs::copy_file(source / "presets/records/h200/worklog.sqlite", tmp / "worklog.sqlite");
+  fs::copy_file(kiln_test::committed_h200_worklog(), tmp / "worklog.sqlite");
   const auto merge = run_kiln({"merge", "--out", (tmp / "merged.sqlite").string(), (tmp / "worklog.sqlite").string()}, 60);
   REQUIRE(merge.exit_code == 0);
   for (const std::string kernel : {"nbody_cuda"}) {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "committed_worklog.hpp"
 #include "kiln_catch.hpp"
 #include "kiln_command.hpp"
 #include "temp_dir.hpp"
@@ -92,7 +93,7 @@ TEST_CASE("reading commands write nothing into an empty or foreign file", "[cli]
 // buckets' winners have Nsight Compute metrics in the worklog), and a session with its device.
 TEST_CASE("kiln report and kiln replay on the committed worklog print what they printed before", "[cli]") {
   const fs::path source(KILN_SOURCE_DIR);
-  const std::string worklog = (source / "presets/records/h200/worklog.sqlite").string();
+  const std::string worklog = kiln_test::committed_h200_worklog().string();
   const fs::path records = source / "presets/records/h200";
   const kiln_test::KilnRun report =
       run_kiln({"report", "--worklog", worklog, "--record", (source / "tests/cli/data/nbody_cuda_buckets.record.json").string(),

@@ -198,7 +198,7 @@ TEST_CASE("an event with a key missing, unknown or of the wrong type is an error
 }
 
 TEST_CASE("device info: what the probes print reads back unchanged, a drifted one is an error") {
-  // As kiln_probe_cuda printed it on the H200 (presets/records/h200/worklog.sqlite, its sessions).
+  // As kiln_probe_cuda printed it on the H200 (presets/records/h200/worklog.tar.gz, its sessions).
   const std::string h200 =
       R"({"backend":"cuda","name":"NVIDIA H200","compute_capability":"9.0","driver":"580.159.04",)"
       R"("cuda_driver_api":"13.0","cuda_runtime":"13.0","sm_count":132,"cache_bytes":62914560,)"

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "committed_worklog.hpp"
 #include "dispatch_tree.hpp"
 #include "domain.hpp"
 #include "domain_report.hpp"
@@ -323,7 +324,7 @@ TEST_CASE("the coverage finalists are the fastest of each listed problem and by 
 }
 
 TEST_CASE("a tree learned from the committed H200 softmax timings serves every problem within 5 %", "[tree]") {
-  auto log = kiln::worklog::Worklog::open(std::filesystem::path(KILN_SOURCE_DIR) / "presets/records/h200/worklog.sqlite",
+  auto log = kiln::worklog::Worklog::open(kiln_test::committed_h200_worklog(),
                                           kiln::worklog::OpenMode::read_only);
   std::string context;
   for (const auto& s : log.sessions()) {

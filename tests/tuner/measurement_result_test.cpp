@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "committed_worklog.hpp"
 #include "error_message.hpp"
 #include "evaluate.hpp"
 #include "kiln/model/json_reader.hpp"
@@ -110,7 +111,7 @@ TEST_CASE("a stored check reads through the protocol, with its reason", "[measur
 
 TEST_CASE("a row stored before schema version 2 reads as nothing, and a damaged one is an error naming it and the place",
           "[measurement]") {
-  // As the harness of that time wrote them (presets/records/h200/worklog.sqlite has both).
+  // As the harness of that time wrote them (presets/records/h200/worklog.tar.gz has both).
   const std::string old_timing =
       R"({"event":"bench","index":0,"problem":{"n":1},"key":"n=1","median_s":2e-05,"mean_s":2e-05,"min_s":1.9e-05,)"
       R"("stddev_s":1e-06,"repetitions":7,"iterations":10,"batch":4,"rotation":2,"method":"steady-clock"})";
@@ -142,7 +143,7 @@ TEST_CASE("a row stored before schema version 2 reads as nothing, and a damaged 
 TEST_CASE("every timing and check of the committed H200 worklog reads, the older ones by their columns alone",
           "[measurement]") {
   // Read-only: nothing is written to the committed file, not even a -wal.
-  const auto log = kiln::worklog::Worklog::open(fs::path(KILN_SOURCE_DIR) / "presets/records/h200/worklog.sqlite",
+  const auto log = kiln::worklog::Worklog::open(kiln_test::committed_h200_worklog(),
                                                 kiln::worklog::OpenMode::read_only);
   std::set<std::pair<std::string, std::string>> contexts;
   for (const auto& s : log.sessions()) contexts.insert({s.context_key, s.kernel});

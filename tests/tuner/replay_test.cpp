@@ -2,6 +2,7 @@
 // committed in presets/records/h200 (exhaustive measurements of softmax_cuda and nbody_cuda).
 #include <filesystem>
 
+#include "committed_worklog.hpp"
 #include "kiln/gen/generate.hpp"
 #include "kiln_catch.hpp"
 #include "replay.hpp"
@@ -23,7 +24,7 @@ struct Recorded {
                         dir / kernel);
     manifest = load_manifest(dir / kernel / "manifest.json");
     // Opening a worklog switches it to WAL: work on a copy, never on the committed file.
-    std::filesystem::copy_file(root / "presets/records/h200/worklog.sqlite", dir / "worklog.sqlite");
+    std::filesystem::copy_file(kiln_test::committed_h200_worklog(), dir / "worklog.sqlite");
     auto log = kiln::worklog::Worklog::open(dir / "worklog.sqlite", kiln::worklog::OpenMode::existing);
     scores = recorded_scores(log, manifest);
   }

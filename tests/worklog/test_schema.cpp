@@ -1,6 +1,7 @@
 // Creating, recognising, refusing and migrating worklog files.
 #include <vector>
 
+#include "committed_worklog.hpp"
 #include "kiln/worklog/schema.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "kiln_catch.hpp"
@@ -233,7 +234,7 @@ TEST_CASE("a real version 1 worklog (H200) migrates: medians become columns, spr
 TEST_CASE("version 3 takes the failure kind sanitizer, in attempts and variant failures, after migrating") {
   kiln_test::TempDir dir("kiln-worklog");
   const auto path = dir / "h200.sqlite";
-  std::filesystem::copy_file(std::filesystem::path(KILN_SOURCE_DIR) / "presets/records/h200/worklog.sqlite", path);
+  std::filesystem::copy_file(kiln_test::committed_h200_worklog(), path);
   const auto attempts = query_int(path, "SELECT count(*) FROM attempts");
   Worklog log = Worklog::open(path, OpenMode::existing);
   REQUIRE(schema::latest_version() >= 3);

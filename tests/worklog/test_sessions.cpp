@@ -2,6 +2,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "committed_worklog.hpp"
 #include "kiln/worklog/markdown.hpp"
 #include "kiln/worklog/sessions.hpp"
 #include "kiln_catch.hpp"
@@ -68,7 +69,7 @@ TEST_CASE("the report's device line reads what the CUDA probe records", "[sessio
 TEST_CASE("the committed H200 worklog reports each kernel's measured session, read only") {
   // The committed file is an older schema version: it is read through a migrated copy in memory,
   // and the file is left as it was, with no journal files beside it.
-  const std::filesystem::path file = KILN_SOURCE_DIR "/presets/records/h200/worklog.sqlite";
+  const std::filesystem::path file = kiln_test::committed_h200_worklog();
   const auto bytes = [](const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
