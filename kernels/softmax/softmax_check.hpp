@@ -117,12 +117,13 @@ CheckResult compare_rows(const Elem* out, const Shape& s, const std::vector<std:
   return cmp.result();
 }
 
-// The rows in `compared` (sorted) compared with the reference of their input, from `compared_out`
-// (those rows' outputs, one after another); the examination of every element for being written
-// and finite was done elsewhere (`examined`: the device walk over the whole output).
-template <class Elem, class InputRow>
-CheckResult compare_sampled_rows(const Elem* compared_out, const Shape& s, const std::vector<std::int64_t>& compared,
-                                 const Examined& examined, InputRow&& input_row) {
+// The rows in `compared` compared with the reference of their input: `compared_in` and
+// `compared_out` hold those rows' inputs and outputs, one row after another (Elem: float, or
+// std::uint16_t holding bf16 bits); the examination of every element for being written and finite
+// was done elsewhere (`examined`: the device walk over the whole output).
+template <class Elem>
+CheckResult compare_sampled_rows(const Elem* compared_in, const Elem* compared_out, const Shape& s,
+                                 const std::vector<std::int64_t>& compared, const Examined& examined) {
   constexpr bool kF32 = std::is_same_v<Elem, float>;
   static_assert(kF32 || std::is_same_v<Elem, std::uint16_t>, "fp32 or bf16 bits");
   Comparison cmp("out", kF32 ? "fp32" : "bf16", examined);
@@ -130,8 +131,15 @@ CheckResult compare_sampled_rows(const Elem* compared_out, const Shape& s, const
   std::vector<double> ref(static_cast<std::size_t>(s.cols));
   for (std::size_t k = 0; k < compared.size(); ++k) {
     const std::int64_t r = compared[k];
+    const Elem* in = compared_in + k * static_cast<std::size_t>(s.cols);
     const Elem* o = compared_out + k * static_cast<std::size_t>(s.cols);
-    input_row(r, x.data());
+    for (std::int64_t c = 0; c < s.cols; ++c) {
+      if constexpr (kF32) {
+        x[static_cast<std::size_t>(c)] = in[c];
+      } else {
+        x[static_cast<std::size_t>(c)] = float_from_bf16(in[c]);
+      }
+    }
     compare_row(x.data(), s, ref, [&](std::int64_t c, double expected) {
       if constexpr (kF32) {
         cmp.f32_at(r * s.cols + c, o[c], expected);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 
 #include "kiln/check.hpp"
 #include "kiln/numeric.hpp"
@@ -114,4 +115,10 @@ TEST_CASE("a comparison of elements examined elsewhere counts the compared ones 
   CHECK(r.max_abs_err == 0.25);
   // The poisoned and infinite elements add their reference to the norm but no error.
   CHECK(r.rel_l2 == kiln_test::Approx(0.25 / std::sqrt(0.25 + 0.0625 + 0.0625 + 0.25)));
+
+  // The two ways of counting do not mix.
+  CHECK_THROWS_AS(c.bf16(kiln::bf16_from_float(0.5f), 0.5), std::logic_error);
+  CHECK_THROWS_AS(c.written_bf16(kiln::bf16_from_float(0.5f)), std::logic_error);
+  kiln::Comparison walked("out", "bf16");
+  CHECK_THROWS_AS(walked.bf16_at(0, kiln::bf16_from_float(0.5f), 0.5), std::logic_error);
 }

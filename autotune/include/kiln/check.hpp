@@ -5,6 +5,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -61,9 +62,11 @@ class Comparison {
 
   // Every element examined elsewhere (`Examined`, flat positions); the compared ones then come
   // through the *_at calls below with their flat index, and are counted for their error only.
-  // Mixing these with the calls above in one Comparison is an error of the workload.
+  // Mixing these with the calls above in one Comparison would count elements twice or not at
+  // all: it throws std::logic_error.
   explicit Comparison(std::string output, std::string dtype, const Examined& examined)
       : Comparison(std::move(output), std::move(dtype)) {
+    examined_elsewhere_ = true;
     result_.elements = examined.elements;
     result_.unwritten = examined.unwritten;
     result_.non_finite = examined.non_finite;
@@ -86,6 +89,7 @@ class Comparison {
 
  private:
   bool examine(bool is_poison, float value) {
+    if (examined_elsewhere_) throw std::logic_error("Comparison: element examined again after an Examined walk");
     const auto at = static_cast<std::int64_t>(result_.elements++);
     if (is_poison) {
       if (result_.unwritten++ == 0) result_.first_unwritten_at = at;
@@ -108,6 +112,7 @@ class Comparison {
   // A compared element whose examination is already counted: unwritten and non-finite ones add
   // nothing here (the examination failed the check), the others their error.
   void compare_at(std::int64_t at, bool is_poison, float value, double ref) {
+    if (!examined_elsewhere_) throw std::logic_error("Comparison: *_at call without an Examined walk");
     ++result_.compared;
     ref2_ += ref * ref;
     if (is_poison || !std::isfinite(value)) return;
@@ -126,6 +131,7 @@ class Comparison {
   }
 
   CheckResult result_;
+  bool examined_elsewhere_ = false;
   double err2_ = 0.0;
   double ref2_ = 0.0;
 };
