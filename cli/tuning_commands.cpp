@@ -1,3 +1,4 @@
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -61,6 +62,19 @@ CLI::Validator budget_value() {
         return {};
       },
       "COUNT|FRACTION");
+}
+
+// --stop-ratio: 0 (off), or a ratio far enough above 1 that near-ties are always timed in full.
+CLI::Validator stop_ratio_value() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double ratio = 0;
+        if (!CLI::detail::lexical_cast(text, ratio) || !std::isfinite(ratio) || (ratio != 0 && ratio < 1.5)) {
+          return "'" + text + "' is not 0 or a ratio of at least 1.5";
+        }
+        return {};
+      },
+      "RATIO");
 }
 
 std::string strategy_help() {
@@ -161,6 +175,10 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--settled-spread", t->settled_spread,
                    "stop after 3 repetitions whose range is within this fraction of their median (0: always all)")
       ->check(CLI::Range(0.0, 1.0));
+  tune->add_option("--stop-ratio", t->stop_ratio,
+                   "stop a timing at its first figure when that is over this many times the fastest time the worklog "
+                   "holds for the problem (0: always in full)")
+      ->check(stop_ratio_value());
   tune->add_option("--checks", t->checks_per_problem, "validations per problem, each on fresh inputs")->check(CLI::Range(1, 100));
   tune->add_option("--timeout", *timeout,
                    "seconds a variant may go without reporting progress (default: the space's tuning.timeout_s); "

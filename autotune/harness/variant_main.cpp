@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,35 @@ class CollectingReporter final : public benchmark::BenchmarkReporter {
   std::vector<double> seconds;
 };
 
+// The timing of one problem from its samples (seconds per launch, one per repetition).
+model::BenchEvent timing_event(std::size_t index, const Problem& problem, const std::vector<double>& s,
+                               std::uint64_t iterations, std::uint64_t batch, std::uint64_t rotation,
+                               const std::string& method, const std::optional<std::vector<model::LaunchShape>>& launches,
+                               std::optional<double> stopped_above_s) {
+  double mean = 0;
+  for (double x : s) mean += x;
+  mean /= static_cast<double>(s.size());
+  double var = 0;
+  for (double x : s) var += (x - mean) * (x - mean);
+  model::BenchEvent event;
+  event.index = index;
+  event.problem = problem;
+  event.median_s = quantile(s, 0.5);
+  event.q1_s = quantile(s, 0.25);
+  event.q3_s = quantile(s, 0.75);
+  event.samples_s = s;
+  event.mean_s = mean;
+  event.min_s = *std::min_element(s.begin(), s.end());
+  event.stddev_s = s.size() > 1 ? std::sqrt(var / static_cast<double>(s.size() - 1)) : 0.0;
+  event.repetitions = s.size();
+  event.iterations = iterations;
+  event.batch = batch;
+  event.rotation = rotation;
+  event.method = method;
+  event.launches = launches;
+  event.stopped_above_s = stopped_above_s;
+  return event;
+}
 
 void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, const Problem& problem,
                    std::size_t index) {
@@ -196,14 +226,31 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   progress.step("bench", index, "warm-up", true);
   // How the variant launches (grid, block, shared memory), read from a capture that runs nothing.
   const std::optional<std::vector<model::LaunchShape>> launches = device.launch_shapes(launch);
+  const auto bound = plan.stop_above_s.find(problem.key());
+  const std::optional<double> stop_above =
+      bound == plan.stop_above_s.end() ? std::nullopt : std::optional<double>(bound->second);
   double single = 1e300;
+  std::vector<double> singles;
+  std::string single_method;
   {
     auto one = device.prepare_batch(launch, 1);
+    single_method = one->method();
     // The fastest of three, or one launch when it takes over 10 ms (a 2^20-body N-body step
     // takes half a second: its launch noise is nothing, and a calibration needs no more).
-    for (int k = 0; k < 3 && (k == 0 || single <= 0.01); ++k) single = std::min(single, one->run_seconds());
+    for (int k = 0; k < 3 && (k == 0 || single <= 0.01); ++k) {
+      singles.push_back(one->run_seconds());
+      single = std::min(single, singles.back());
+    }
   }
   single = std::max(single, 1e-7);
+  // A variant whose single launches are above the tuner's bound is no candidate here, and its
+  // figure needs no more precision. Decided on single launches only from a millisecond up, where
+  // the launch's own overhead is under a percent; they run on a warm cache, which can only make
+  // them faster than the timed batches would be, so the bound is never passed by the warm cache.
+  if (stop_above && single > *stop_above && single >= 1e-3) {
+    emit(timing_event(index, problem, singles, 1, 1, 1, single_method, launches, stop_above));
+    return;
+  }
   // Launches too long to cover every input set in a quarter second need no rotation to defeat the
   // cache: they move their inputs at under 1 GB/s (four caches' worth of sets take over a quarter
   // second), so where the inputs come from does not show. Making and touching the sets would cost
@@ -259,37 +306,23 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
     benchmark::ClearRegisteredBenchmarks();
     if (!failure.empty()) throw RuntimeError(failure);
   };
-  repeat(plan.min_repetitions);
-  if (plan.min_repetitions < plan.repetitions && !settled(reporter.seconds, plan.settled_spread)) {
+  // With a bound, the first repetition alone decides whether the rest are worth taking.
+  bool stopped = false;
+  if (stop_above) {
+    repeat(1);
+    stopped = !reporter.seconds.empty() && reporter.seconds.front() > *stop_above;
+    if (!stopped && plan.min_repetitions > 1) repeat(plan.min_repetitions - 1);
+  } else {
+    repeat(plan.min_repetitions);
+  }
+  if (!stopped && plan.min_repetitions < plan.repetitions && !settled(reporter.seconds, plan.settled_spread)) {
     repeat(plan.repetitions - plan.min_repetitions);
   }
   device.synchronize();
   if (reporter.seconds.empty()) throw RuntimeError("Google Benchmark reported no repetition");
-
-  const auto& s = reporter.seconds;
-  double mean = 0;
-  for (double x : s) mean += x;
-  mean /= static_cast<double>(s.size());
-  double var = 0;
-  for (double x : s) var += (x - mean) * (x - mean);
-  double stddev = s.size() > 1 ? std::sqrt(var / static_cast<double>(s.size() - 1)) : 0.0;
-  model::BenchEvent event;
-  event.index = index;
-  event.problem = problem;
-  event.median_s = quantile(s, 0.5);
-  event.q1_s = quantile(s, 0.25);
-  event.q3_s = quantile(s, 0.75);
-  event.samples_s = s;
-  event.mean_s = mean;
-  event.min_s = *std::min_element(s.begin(), s.end());
-  event.stddev_s = stddev;
-  event.repetitions = s.size();
-  event.iterations = static_cast<std::uint64_t>(iterations);
-  event.batch = static_cast<std::uint64_t>(count);
-  event.rotation = rotation;
-  event.method = batch->method();
-  event.launches = launches;
-  emit(event);
+  emit(timing_event(index, problem, reporter.seconds, static_cast<std::uint64_t>(iterations),
+                    static_cast<std::uint64_t>(count), rotation, batch->method(), launches,
+                    stopped ? stop_above : std::nullopt));
 }
 
 // One warm-up run (it loads the module and touches the inputs), then one run inside the profiler

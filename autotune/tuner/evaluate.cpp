@@ -244,6 +244,45 @@ struct RunReport {
   std::string where;                        // the step the child was in when it ended
 };
 
+}  // namespace
+
+std::map<std::string, double> stop_bounds(const EvaluationContext& ctx, std::size_t index,
+                                          const std::vector<Problem>& bench) {
+  std::map<std::string, double> bounds;
+  if (ctx.stop_ratio <= 0 || bench.empty()) return bounds;
+  std::map<std::string, double> fastest;
+  for (const auto& p : bench) fastest.emplace(p.key(), 0.0);
+  const std::string& self = ctx.manifest->variants[index].name;
+  // A variant's current source hash, once a variant: a stored timing of an older source of it
+  // says nothing about the code that runs now.
+  std::map<std::string, std::optional<std::string>> current;
+  auto current_hash = [&](const std::string& variant) -> const std::optional<std::string>& {
+    auto [it, inserted] = current.try_emplace(variant);
+    if (inserted) {
+      for (std::size_t i = 0; i < ctx.manifest->variants.size(); ++i) {
+        if (ctx.manifest->variants[i].name == variant) {
+          it->second = variant_hash(ctx, i);
+          break;
+        }
+      }
+    }
+    return it->second;
+  };
+  for (const auto& t : ctx.log->timed_medians(ctx.context_key, ctx.manifest->kernel)) {
+    if (t.variant == self) continue;
+    auto f = fastest.find(t.problem_key);
+    if (f == fastest.end() || (f->second > 0 && f->second <= t.median_s)) continue;
+    const auto& hash = current_hash(t.variant);
+    if (hash && *hash == t.variant_hash) f->second = t.median_s;
+  }
+  for (const auto& [key, seconds] : fastest) {
+    if (seconds > 0) bounds[key] = ctx.stop_ratio * seconds;
+  }
+  return bounds;
+}
+
+namespace {
+
 RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::string& hash, VariantOutcome& out,
                    const std::vector<Problem>& check, const std::vector<Problem>& bench) {
   const std::string& name = ctx.manifest->variants[index].name;
@@ -330,9 +369,10 @@ RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::s
     }
   };
   auto limit = [&] { return std::chrono::duration<double>(silence_limit(ctx, at, run_s, before.others_cores)); };
+  model::Plan plan = plan_for(ctx, name, check, bench);
+  plan.stop_above_s = stop_bounds(ctx, index, bench);
   CpuReading start = ContentionWatch::read();
-  report.child = run_plan(executable_of(ctx, index), plan_for(ctx, name, check, bench), ctx.scratch_dir, SilenceLimit(limit),
-                          on_event, ctx.environment);
+  report.child = run_plan(executable_of(ctx, index), plan, ctx.scratch_dir, SilenceLimit(limit), on_event, ctx.environment);
   report.quietness = ctx.watch.between(start, ContentionWatch::read());
   ctx.watch.note_run(report.quietness);
   report.quietness.others_cores = std::max(report.quietness.others_cores, before.others_cores);

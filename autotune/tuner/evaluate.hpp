@@ -42,6 +42,10 @@ struct EvaluationContext {
   // (the harness's plan): the variants the search rejects are not worth seven.
   int min_repetitions = 3;
   double settled_spread = 0.01;
+  // A timing stops at its first figure when that is over stop_ratio times the fastest time the
+  // worklog holds for the problem in this context (stop_bounds): a variant that far behind is no
+  // candidate there, and its precise time would not change a choice. 0: every timing in full.
+  double stop_ratio = 3;
   int checks_per_problem = 1;
   // The least silence a step may take before the variant is killed as hung; a step expected to
   // take longer (its problem's floor, the reference check's time seen on other variants, the
@@ -123,6 +127,13 @@ model::Plan plan_for(std::uint64_t run_seed, const Manifest& m, const std::strin
 // The same with the context's seed, repetitions, settled spread and checks per problem.
 model::Plan plan_for(const EvaluationContext& ctx, const std::string& variant, const std::vector<Problem>& check,
                      const std::vector<Problem>& bench);
+
+// Problem key -> the bound above which the variant's timing of that bench problem stops at its
+// first figure (model::Plan::stop_above_s): stop_ratio times the fastest median the worklog holds
+// for the problem in this context from another variant's current source. Problems nobody has
+// timed yet get none, nor does any with stop_ratio 0.
+std::map<std::string, double> stop_bounds(const EvaluationContext& ctx, std::size_t index,
+                                          const std::vector<Problem>& bench);
 
 worklog::MeasurementKey measurement_key(const EvaluationContext& ctx, std::size_t index, const std::string& hash,
                                         const Problem& p, worklog::Phase phase);

@@ -108,6 +108,7 @@ ordered_json to_json(const BenchEvent& e) {
                     {"rotation", e.rotation},
                     {"method", e.method}};
   if (e.launches) j["launches"] = to_json(*e.launches);
+  put(j, "stopped_above_s", e.stopped_above_s);
   return j;
 }
 
@@ -157,7 +158,7 @@ CheckEvent check_from_json(const JsonNode& node) {
 
 BenchEvent bench_from_json(const JsonNode& node) {
   node.require_object({"event", "index", "problem", "key", "median_s", "q1_s", "q3_s", "samples_s", "mean_s", "min_s",
-                       "stddev_s", "repetitions", "iterations", "batch", "rotation", "method", "launches"},
+                       "stddev_s", "repetitions", "iterations", "batch", "rotation", "method", "launches", "stopped_above_s"},
                       {"index", "problem", "key", "median_s", "q1_s", "q3_s", "samples_s", "mean_s", "min_s", "stddev_s",
                        "repetitions", "iterations", "batch", "rotation", "method"});
   BenchEvent e;
@@ -178,6 +179,7 @@ BenchEvent bench_from_json(const JsonNode& node) {
   e.rotation = read::count(node["rotation"]);
   e.method = node["method"].string();
   e.launches = read::optional(node, "launches", launch_shapes_from_json);
+  e.stopped_above_s = read::optional(node, "stopped_above_s", [](const JsonNode& n) { return n.positive_number(); });
   return e;
 }
 

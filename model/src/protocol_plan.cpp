@@ -1,5 +1,7 @@
 // The plan file: written by the tuner (autotune/tuner/evaluate.cpp, write_plan), read by the
 // harness (autotune/harness/variant_main.cpp).
+#include <set>
+
 #include "kiln/hash.hpp"
 #include "kiln/model/json_reader.hpp"
 #include "kiln/model/protocol.hpp"
@@ -36,6 +38,8 @@ std::uint64_t plan_seed(std::uint64_t run_seed, const std::string& variant) {
 ordered_json to_json(const Plan& plan) {
   ordered_json tolerance = ordered_json::object();
   for (const auto& [dtype, tol] : plan.tolerance) tolerance[dtype] = tol;
+  ordered_json stop_above = ordered_json::object();
+  for (const auto& [key, seconds] : plan.stop_above_s) stop_above[key] = seconds;
   return {{"seed", plan.seed},
           {"check", problems_json(plan.check)},
           {"bench", problems_json(plan.bench)},
@@ -45,15 +49,16 @@ ordered_json to_json(const Plan& plan) {
           {"min_repetitions", plan.min_repetitions},
           {"settled_spread", plan.settled_spread},
           {"repetition_seconds", plan.repetition_seconds},
-          {"max_rotation_bytes", plan.max_rotation_bytes}};
+          {"max_rotation_bytes", plan.max_rotation_bytes},
+          {"stop_above_s", stop_above}};
 }
 
 Plan plan_from_json(const JsonNode& node) {
   // Every key, every time: the tuner writes them all through to_json.
   node.require_object({"seed", "check", "bench", "checks_per_problem", "tolerance", "repetitions", "min_repetitions",
-                       "settled_spread", "repetition_seconds", "max_rotation_bytes"},
+                       "settled_spread", "repetition_seconds", "max_rotation_bytes", "stop_above_s"},
                       {"seed", "check", "bench", "checks_per_problem", "tolerance", "repetitions", "min_repetitions",
-                       "settled_spread", "repetition_seconds", "max_rotation_bytes"});
+                       "settled_spread", "repetition_seconds", "max_rotation_bytes", "stop_above_s"});
   Plan plan;
   plan.seed = read::count(node["seed"]);
   plan.check = problems_from(node["check"]);
@@ -69,6 +74,12 @@ Plan plan_from_json(const JsonNode& node) {
   plan.repetition_seconds = node["repetition_seconds"].positive_number();
   plan.max_rotation_bytes = read::count(node["max_rotation_bytes"]);
   if (plan.max_rotation_bytes == 0) node["max_rotation_bytes"].fail("expected a positive number of bytes, got 0");
+  std::set<std::string> bench_keys;
+  for (const auto& p : plan.bench) bench_keys.insert(p.key());
+  for (const JsonNode& bound : node["stop_above_s"].members()) {
+    if (bench_keys.count(bound.key()) == 0) bound.fail("not the key of a bench problem of the plan");
+    plan.stop_above_s[bound.key()] = bound.positive_number();
+  }
   return plan;
 }
 

@@ -63,6 +63,7 @@ TEST_CASE("a plan goes to its file and back unchanged, seed and problems in orde
   plan.repetitions = 9;
   plan.min_repetitions = 3;
   plan.settled_spread = 0.01;
+  plan.stop_above_s = {{"rows=16 dtype=fp32", 2.5e-6}};
   kiln_test::TempDir dir("kiln-protocol");
   const auto file = dir / "plan.json";
   std::ofstream(file) << model::to_json(plan).dump(2);
@@ -78,6 +79,7 @@ TEST_CASE("a plan goes to its file and back unchanged, seed and problems in orde
   CHECK(back.settled_spread == plan.settled_spread);
   CHECK(back.repetition_seconds == plan.repetition_seconds);
   CHECK(back.max_rotation_bytes == plan.max_rotation_bytes);
+  CHECK(back.stop_above_s == plan.stop_above_s);
   CHECK(model::to_json(back) == model::to_json(plan));
   CHECK(model::tolerance_for(back, "bf16") == 1e-2);
   CHECK_THROWS_WITH(model::tolerance_for(back, "fp8"), ContainsSubstring("no tolerance for output dtype 'fp8'"));
@@ -108,6 +110,14 @@ TEST_CASE("a plan file with a key missing, unknown or of the wrong type is an er
   CHECK_THAT(error_with([](auto& j) { j["seed"] = -1; }), ContainsSubstring("/seed: expected a whole number >= 0"));
   CHECK_THAT(error_with([](auto& j) { j["tolerance"] = {{"fp32", 0}}; }),
              ContainsSubstring("/tolerance/fp32: expected a positive number"));
+  // A bound belongs to one of the plan's bench problems, and is a positive time.
+  CHECK_THAT(error_with([](auto& j) { j["stop_above_s"] = {{"rows=3 dtype=fp32", 1e-3}}; }),
+             ContainsSubstring("/stop_above_s/rows=3 dtype=fp32: not the key of a bench problem of the plan"));
+  CHECK_THAT(error_with([](auto& j) {
+               j["bench"] = {{{"rows", 3}, {"dtype", "fp32"}}};
+               j["stop_above_s"] = {{"rows=3 dtype=fp32", -1}};
+             }),
+             ContainsSubstring("/stop_above_s/rows=3 dtype=fp32: expected a positive number"));
 }
 
 TEST_CASE("the seed rule: one per variant, the same every run, another for another run") {
@@ -163,6 +173,10 @@ TEST_CASE("every event goes to its line and back unchanged") {
   REQUIRE(b.launches);
   CHECK(b.launches->at(0).grid[0] == 132);
   CHECK_FALSE(b.launches->at(0).static_shared_bytes);
+  CHECK_FALSE(b.stopped_above_s);
+  model::BenchEvent stopped = bench();
+  stopped.stopped_above_s = 7.5e-6;
+  CHECK(std::get<model::BenchEvent>(round_trip(stopped)).stopped_above_s == 7.5e-6);
   const auto c = std::get<model::CheckEvent>(round_trip(check));
   CHECK_FALSE(c.outputs[0].rel_l2);
   CHECK(c.outputs[0].max_abs_err == 0.5);

@@ -1,6 +1,7 @@
-// The harness's profile mode as kiln profile runs it (run_plan with the command "profile"): a real
-// variant executable (toy_cpu's default, linked with the CPU harness) runs each bench problem once
-// inside the profiler range and reports it; nothing is validated or timed.
+// The harness as the tuner runs it, on a real variant executable (toy_cpu's default, linked with
+// the CPU harness; a run of problem n takes n nanoseconds): profile mode runs each bench problem
+// once inside the profiler range and reports it (nothing is validated or timed); run mode stops a
+// timing at its first figure when that is above the plan's bound.
 #include <filesystem>
 #include <fstream>
 
@@ -79,4 +80,43 @@ TEST_CASE("harness: an unknown mode is a usage error that names the modes") {
                                          "profiles");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.stderr_tail, ContainsSubstring("info | run --plan FILE | profile --plan FILE"));
+}
+
+TEST_CASE("harness run: a timing above the plan's bound stops at its first figure and says so") {
+  kiln_test::TempDir dir("kiln-harness-stop");
+  kiln::model::Plan plan;
+  plan.seed = 5;
+  plan.repetitions = 7;
+  plan.min_repetitions = 3;
+  plan.settled_spread = 0.5;
+  plan.repetition_seconds = 0.005;
+  // 20 us: stopped after its first repetition; 20.001 us: no bound; 20.002 us: a bound far above;
+  // 3 ms: stopped at the calibration's single runs (long enough that their overhead is nothing).
+  plan.bench = {problem(20000), problem(20001), problem(20002), problem(3000000)};
+  plan.stop_above_s = {{problem(20000).key(), 1e-9}, {problem(20002).key(), 10.0}, {problem(3000000).key(), 1e-3}};
+  std::vector<kiln::model::BenchEvent> timed;
+  const auto r = kiln::tuner::run_plan(KILN_TOY_VARIANT, plan, dir.path(), 60.0, [&](const kiln::model::Event& e) {
+    if (const auto* b = std::get_if<kiln::model::BenchEvent>(&e)) timed.push_back(*b);
+  });
+  REQUIRE(r.exited_cleanly());
+  REQUIRE(timed.size() == 4);
+
+  CHECK(timed[0].stopped_above_s == 1e-9);
+  CHECK(timed[0].repetitions == 1);
+  CHECK(timed[0].samples_s.size() == 1);
+  CHECK(timed[0].batch > 1);  // a timed batch, not a single run
+  CHECK(timed[0].median_s >= 20e-6);
+
+  for (std::size_t i : {1, 2}) {
+    INFO(timed[i].problem.key());
+    CHECK_FALSE(timed[i].stopped_above_s);
+    CHECK(timed[i].repetitions >= 3);
+  }
+
+  CHECK(timed[3].stopped_above_s == 1e-3);
+  CHECK(timed[3].batch == 1);
+  CHECK(timed[3].iterations == 1);
+  CHECK(timed[3].rotation == 1);
+  CHECK(timed[3].repetitions == 3);  // the calibration's three single runs (each under 10 ms)
+  CHECK(timed[3].median_s >= 3e-3);
 }

@@ -100,3 +100,37 @@ TEST_CASE("recorded timings are read from their median column, and one without i
                     ContainsSubstring("the worklog's timing of " + m.variants[1].name + " on " + m.problems[0].key() +
                                       " (context ctx) has no median_s"));
 }
+
+TEST_CASE("a timing's bound: the ratio times the fastest current timing of another variant on the problem") {
+  kiln_test::GeneratedToy toy;
+  const kiln::tuner::Manifest& m = toy.manifest;
+  REQUIRE(m.variants.size() >= 4);
+  auto log = kiln::worklog::Worklog::open(toy.dir / "w.sqlite");
+  kiln::tuner::EvaluationContext ctx;
+  ctx.manifest = &m;
+  ctx.log = &log;
+  ctx.context_key = "ctx";
+  ctx.stop_ratio = 3;
+  auto put = [&](std::size_t v, const std::string& hash, const kiln::Problem& p, double median,
+                 const std::string& context = "ctx") {
+    kiln::worklog::Measurement meas;
+    meas.key = {context, m.kernel, m.variants[v].name, hash, p.key(), kiln::worklog::Phase::bench};
+    meas.result = "{}";
+    meas.median_s = median;
+    log.put_measurement(meas);
+  };
+  const auto& a = m.problems[0];
+  const auto& b = m.problems[1];
+  put(1, kiln::tuner::variant_hash(ctx, 1), a, 4e-6);
+  put(2, kiln::tuner::variant_hash(ctx, 2), a, 5e-6);
+  put(3, "an older source", a, 1e-6);                   // not the code that runs now
+  put(0, kiln::tuner::variant_hash(ctx, 0), a, 2e-6);   // the variant's own: not a bound on itself
+  put(2, kiln::tuner::variant_hash(ctx, 2), b, 1e-6, "another machine");
+
+  const auto bounds = kiln::tuner::stop_bounds(ctx, 0, {a, b});
+  REQUIRE(bounds.size() == 1);  // nobody has timed b here
+  CHECK(bounds.at(a.key()) == kiln_test::Approx(12e-6));
+  CHECK(kiln::tuner::stop_bounds(ctx, 1, {a}).at(a.key()) == kiln_test::Approx(6e-6));
+  ctx.stop_ratio = 0;
+  CHECK(kiln::tuner::stop_bounds(ctx, 0, {a, b}).empty());
+}

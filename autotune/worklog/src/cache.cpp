@@ -119,6 +119,20 @@ std::vector<Measurement> Worklog::measurements(std::string_view context_key,
   return out;
 }
 
+std::vector<TimedMedian> Worklog::timed_medians(std::string_view context_key, std::string_view kernel) const {
+  sqlite::Statement select = db_.prepare(
+      "SELECT variant, variant_hash, problem_key, median_s FROM measurements "
+      "WHERE context_key = ? AND kernel = ? AND phase = 'bench' AND status = 'ok' AND median_s IS NOT NULL "
+      "ORDER BY variant, variant_hash, problem_key",
+      "read the timings of " + std::string(kernel));
+  select.bind(1, context_key).bind(2, kernel);
+  std::vector<TimedMedian> out;
+  while (select.step()) {
+    out.push_back({select.get_text(0), select.get_text(1), select.get_text(2), *select.get_optional_double(3)});
+  }
+  return out;
+}
+
 std::int64_t Worklog::count_measurements(std::string_view context_key) const {
   sqlite::Statement count = db_.prepare(
       "SELECT count(*) FROM measurements WHERE context_key = ?", "count measurements");

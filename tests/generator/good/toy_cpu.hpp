@@ -1,6 +1,8 @@
 // The harness header of toy_cpu.space.json: a workload whose run<Config>() records what the
-// generated Config carried, so that a test can compile one generated variant and look inside.
+// generated Config carried, so that a test can compile one generated variant and look inside,
+// and takes n nanoseconds, so that a test of the harness chooses how long a run is.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,6 +38,9 @@ class ToyWorkload final : public kiln::Workload {
     s.span = Config::SPAN;
     s.span_is_long_long = sizeof(Config::SPAN) == sizeof(long long);
     ++s.runs;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(n_);
+    while (std::chrono::steady_clock::now() < until) {
+    }
   }
 
   void poison() override {}

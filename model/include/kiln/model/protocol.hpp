@@ -40,6 +40,10 @@ struct Plan {
   double settled_spread = 0;
   double repetition_seconds = 0.02;   // timed work per repetition
   std::uint64_t max_rotation_bytes = std::uint64_t{4} << 30;
+  // Bench problem key -> seconds per call above which its timing stops at its first figure: the
+  // tuner's bound for a variant that cannot be among the fastest there (a multiple of the best
+  // time it holds for the problem). Problems without one are timed in full.
+  std::map<std::string, double> stop_above_s;
 };
 
 // The one rule for a plan's seed: the run's seed mixed with the variant's name, so that variants
@@ -170,6 +174,9 @@ struct BenchEvent {
   std::uint64_t rotation = 0;    // input sets the launches rotate through
   std::string method;            // how a batch is timed: "cuda-graph", "steady-clock"...
   std::optional<std::vector<LaunchShape>> launches;
+  // Set: the timing stopped at its first figure (the calibration's single launches, or one
+  // repetition) because that was above the plan's bound for the problem; fewer samples.
+  std::optional<double> stopped_above_s;
 
   double spread_s() const { return q3_s - q1_s; }  // the interquartile range
 };

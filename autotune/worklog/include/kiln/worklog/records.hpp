@@ -140,6 +140,15 @@ struct Measurement {
   std::optional<double> others_cores;
 };
 
+// One ok timing's median without the rest of its row: what bounds on a problem's time are drawn
+// from (Worklog::timed_medians).
+struct TimedMedian {
+  std::string variant;
+  std::string variant_hash;
+  std::string problem_key;
+  double median_s = 0;
+};
+
 struct VariantKey {
   std::string context_key;
   std::string kernel;

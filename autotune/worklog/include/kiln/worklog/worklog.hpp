@@ -62,6 +62,8 @@ class Worklog {
   std::vector<Measurement> measurements(std::string_view context_key,
                                         std::string_view kernel) const;
   std::int64_t count_measurements(std::string_view context_key) const;
+  // The medians of a kernel's ok timings in a context (phase bench), ordered by key.
+  std::vector<TimedMedian> timed_medians(std::string_view context_key, std::string_view kernel) const;
 
   // Variant failures (compile, crash, timeout, runtime). put replaces an entry with the same key.
   void put_variant_failure(const VariantFailure& failure);
