@@ -10,6 +10,7 @@
 #include "kiln/error.hpp"
 #include "kiln/model/backend.hpp"
 #include "measuring_pool.hpp"
+#include "numbers.hpp"
 #include "process.hpp"
 #include "version.hpp"
 
@@ -188,6 +189,9 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   session.key_version = static_cast<int>(chosen.version);
   session.kiln_version = kiln_version;
   session.note = "device file " + spec.name + ", seed " + std::to_string(t->seed);
+  // How far behind a timing stops at its first figure: it decides how many samples a slow
+  // variant's timing holds, so the session says it.
+  session.note += o.stop_ratio > 0 ? ", stop ratio " + fixed(o.stop_ratio, 2) : ", every timing in full";
   if (o.shard) session.note += ", shard " + o.shard->text();
   session.preflight = t->preflight.to_json().dump();
   t->session_id = t->log->start_session(session);
