@@ -177,9 +177,16 @@ void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& ou
   EvaluationContext reading = ctx;
   reading.measure = false;
   std::vector<std::size_t> timed;
+  std::map<std::size_t, double> score;
   for (const auto& oc : outcomes) {
-    if (!oc.failure && oc.score && finalists.count(oc.index)) timed.push_back(oc.index);
+    if (!oc.failure && oc.score && finalists.count(oc.index)) {
+      timed.push_back(oc.index);
+      score[oc.index] = *oc.score;
+    }
   }
+  // Best score first: the fast finalists' times are the bounds at which the slow ones' timings
+  // stop (stop_bounds), so the earlier they are in the worklog, the less the coverage costs.
+  std::stable_sort(timed.begin(), timed.end(), [&](std::size_t a, std::size_t b) { return score[a] < score[b]; });
   std::map<std::size_t, PointTimes> finalist_times = times_of(ctx, timed, m.coverage, "coverage points", out);
   std::size_t measured = 0;
   for (auto& oc : outcomes) {

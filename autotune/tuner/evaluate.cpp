@@ -275,8 +275,11 @@ std::map<std::string, double> stop_bounds(const EvaluationContext& ctx, std::siz
     const auto& hash = current_hash(t.variant);
     if (hash && *hash == t.variant_hash) f->second = t.median_s;
   }
+  // Never within twice the space's regret tolerance: a variant inside it may serve a point of the
+  // learned dispatch, and its time is then compared with others at that precision.
+  const double ratio = std::max(ctx.stop_ratio, 2 * ctx.manifest->tuning.regret_tolerance);
   for (const auto& [key, seconds] : fastest) {
-    if (seconds > 0) bounds[key] = ctx.stop_ratio * seconds;
+    if (seconds > 0) bounds[key] = ratio * seconds;
   }
   return bounds;
 }

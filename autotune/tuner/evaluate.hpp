@@ -129,9 +129,10 @@ model::Plan plan_for(const EvaluationContext& ctx, const std::string& variant, c
                      const std::vector<Problem>& bench);
 
 // Problem key -> the bound above which the variant's timing of that bench problem stops at its
-// first figure (model::Plan::stop_above_s): stop_ratio times the fastest median the worklog holds
-// for the problem in this context from another variant's current source. Problems nobody has
-// timed yet get none, nor does any with stop_ratio 0.
+// first figure (model::Plan::stop_above_s): stop_ratio (at least twice the space's regret
+// tolerance) times the fastest median the worklog holds for the problem in this context from
+// another variant's current source. Problems nobody has timed yet get none, nor does any with
+// stop_ratio 0.
 std::map<std::string, double> stop_bounds(const EvaluationContext& ctx, std::size_t index,
                                           const std::vector<Problem>& bench);
 

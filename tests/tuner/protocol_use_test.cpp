@@ -131,6 +131,11 @@ TEST_CASE("a timing's bound: the ratio times the fastest current timing of anoth
   REQUIRE(bounds.size() == 1);  // nobody has timed b here
   CHECK(bounds.at(a.key()) == kiln_test::Approx(12e-6));
   CHECK(kiln::tuner::stop_bounds(ctx, 1, {a}).at(a.key()) == kiln_test::Approx(6e-6));
+  // Never within twice the regret tolerance, where a variant may still serve a point.
+  kiln::tuner::Manifest tolerant = m;
+  tolerant.tuning.regret_tolerance = 2;
+  ctx.manifest = &tolerant;
+  CHECK(kiln::tuner::stop_bounds(ctx, 0, {a}).at(a.key()) == kiln_test::Approx(16e-6));
   ctx.stop_ratio = 0;
   CHECK(kiln::tuner::stop_bounds(ctx, 0, {a, b}).empty());
 }
