@@ -259,7 +259,8 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   // would only multiply the timed work of every repetition.
   if (static_cast<double>(rotation) * single > 0.25) rotation = 1;
   for (std::size_t k = 1; k < rotation; ++k) {
-    workloads.push_back(entry.make(problem, mix(plan.seed, 1000 + index, k)));
+    std::unique_ptr<Workload> set = workloads[0]->copy();
+    workloads.push_back(set ? std::move(set) : entry.make(problem, mix(plan.seed, 1000 + index, k)));
     progress.step("bench", index, "inputs", true);
   }
   progress.step("bench", index, "inputs");

@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kiln/workload.hpp"
@@ -33,6 +34,8 @@ class CpuWorkload final : public Workload {
   std::vector<CheckResult> check() override {
     return {compare_bodies(acc_.data(), bodies_.data(), n_, bodies_to_compare(n_, seed_))};
   }
+
+  std::unique_ptr<Workload> copy() const override { return std::make_unique<CpuWorkload>(*this); }
 
   std::size_t footprint_bytes() const override { return (bodies_.size() + acc_.size()) * sizeof(float); }
 

@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kiln/workload.hpp"
@@ -57,6 +58,8 @@ class CpuWorkload final : public Workload {
     }
     return compare(shape_, options_, seed_, [&](std::int64_t i) { return f32_.y[i]; }, h);
   }
+
+  std::unique_ptr<Workload> copy() const override { return std::make_unique<CpuWorkload>(*this); }
 
   std::size_t footprint_bytes() const override {
     const std::size_t io = shape_.dtype == ScanDType::fp32 ? 4 : 2;

@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kiln/workload.hpp"
@@ -55,6 +56,8 @@ class CpuWorkload final : public Workload {
       std::copy_n(in_f32_.data() + r * shape_.cols, shape_.cols, x);
     })};
   }
+
+  std::unique_ptr<Workload> copy() const override { return std::make_unique<CpuWorkload>(*this); }
 
   std::size_t footprint_bytes() const override {
     return (in_f32_.size() + out_f32_.size()) * sizeof(float) + (in_bf16_.size() + out_bf16_.size()) * sizeof(std::uint16_t);

@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kiln/workload.hpp"
@@ -36,6 +37,8 @@ class CpuWorkload final : public Workload {
     return {compare_rows(values_.data(), indices_.data(), shape_, rows_to_compare(shape_, seed_),
                          [&](std::int64_t r) { return in_.data() + r * shape_.n; })};
   }
+
+  std::unique_ptr<Workload> copy() const override { return std::make_unique<CpuWorkload>(*this); }
 
   std::size_t footprint_bytes() const override {
     return in_.size() * sizeof(float) + values_.size() * sizeof(float) + indices_.size() * sizeof(std::int64_t);

@@ -2,6 +2,7 @@
 // vectorised exp is accurate, and check() catches unwritten, non-finite and wrong elements.
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "kiln_catch.hpp"
@@ -180,4 +181,23 @@ TEST_CASE("softmax cpu: a poisoned output fails without a run", "[softmax][cpu]"
   const kiln::CheckResult r = w.check()[0];
   CHECK(r.unwritten == 4 * 33);
   CHECK(w.footprint_bytes() == 2 * 4 * 33 * sizeof(float));
+}
+
+TEST_CASE("softmax cpu: a rotation set is a copy in memory of its own that runs and checks as the original",
+          "[softmax][cpu]") {
+  for (const char* dtype : {"fp32", "bf16"}) {
+    INFO(dtype);
+    kiln::softmax::CpuWorkload w(kiln_test::softmax_problem(5, 1001, dtype), 13);
+    std::unique_ptr<kiln::Workload> set = w.copy();
+    REQUIRE(set != nullptr);
+    auto& copy = dynamic_cast<kiln::softmax::CpuWorkload&>(*set);
+    CHECK(copy.footprint_bytes() == w.footprint_bytes());
+    // Its own buffers: running the copy leaves the original's outputs as they were.
+    w.poison();
+    copy.poison();
+    copy.run<WideTiledOnline>();
+    CHECK(copy.check()[0].unwritten == 0);
+    CHECK(copy.check()[0].rel_l2 < 1e-2);
+    CHECK(w.check()[0].unwritten == 5 * 1001);
+  }
 }

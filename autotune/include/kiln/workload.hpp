@@ -13,6 +13,7 @@
 //     void poison() override;                             // poison pattern over every output
 //     std::vector<kiln::CheckResult> check() override;    // outputs vs. fp64 reference
 //     std::size_t footprint_bytes() const override;       // inputs + outputs in memory
+//     std::unique_ptr<kiln::Workload> copy() const override;  // optional: a rotation set
 //   };
 //
 // Config carries the variant's parameters as `static constexpr` members (int, or kiln::Choice
@@ -20,6 +21,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kiln/check.hpp"
@@ -37,6 +39,12 @@ class Workload {
   virtual void poison() = 0;
   virtual std::vector<CheckResult> check() = 0;
   virtual std::size_t footprint_bytes() const = 0;
+  // Another input set for the harness's timing rotation (launches rotate through enough sets that
+  // each reads its inputs from memory, not from a cache): this one copied into memory of its own.
+  // Only where a set lies matters to the rotation, not what it holds, and a copy costs a fraction
+  // of making inputs again (one CPU softmax problem of 2048 x 2048 fp32 rotates through 60 sets).
+  // nullptr, the default: the harness constructs every set, each with a seed of its own.
+  virtual std::unique_ptr<Workload> copy() const { return nullptr; }
 };
 
 }  // namespace kiln
