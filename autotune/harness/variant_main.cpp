@@ -229,6 +229,11 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   const auto bound = plan.stop_above_s.find(problem.key());
   const std::optional<double> stop_above =
       bound == plan.stop_above_s.end() ? std::nullopt : std::optional<double>(bound->second);
+  // A variant whose single launch is above the tuner's bound is no candidate here, and its
+  // figure needs no more precision. Decided on single launches only from a millisecond up, where
+  // the launch's own overhead is under a percent; they run on a warm cache, which can only make
+  // them faster than the timed batches would be, so the warm cache never passes the bound.
+  auto single_over_bound = [&](double seconds) { return stop_above && seconds > *stop_above && seconds >= 1e-3; };
   double single = 1e300;
   std::vector<double> singles;
   std::string single_method;
@@ -237,18 +242,13 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
     single_method = one->method();
     // The fastest of three, or one launch when it takes over 10 ms (a 2^20-body N-body step
     // takes half a second: its launch noise is nothing, and a calibration needs no more).
-    // A variant whose single launch is above the tuner's bound is no candidate here, and its
-    // figure needs no more precision. Decided on single launches only from a millisecond up, where
-    // the launch's own overhead is under a percent; they run on a warm cache, which can only make
-    // them faster than the timed batches would be, so the warm cache never passes the bound.
-    for (int k = 0; k < 3 && (k == 0 || single <= 0.01); ++k) {
+    for (int k = 0; k < 3 && (k == 0 || (single <= 0.01 && !single_over_bound(single))); ++k) {
       singles.push_back(one->run_seconds());
       single = std::min(single, singles.back());
-      if (stop_above && single > *stop_above && single >= 1e-3) break;
     }
   }
   single = std::max(single, 1e-7);
-  if (stop_above && single > *stop_above && single >= 1e-3) {
+  if (single_over_bound(single)) {
     emit(timing_event(index, problem, singles, 1, 1, 1, single_method, launches, stop_above));
     return;
   }

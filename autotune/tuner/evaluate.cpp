@@ -259,12 +259,7 @@ std::map<std::string, double> stop_bounds(const EvaluationContext& ctx, std::siz
   auto current_hash = [&](const std::string& variant) -> const std::optional<std::string>& {
     auto [it, inserted] = current.try_emplace(variant);
     if (inserted) {
-      for (std::size_t i = 0; i < ctx.manifest->variants.size(); ++i) {
-        if (ctx.manifest->variants[i].name == variant) {
-          it->second = variant_hash(ctx, i);
-          break;
-        }
-      }
+      if (auto i = ctx.manifest->variant_index(variant)) it->second = variant_hash(ctx, *i);
     }
     return it->second;
   };
