@@ -50,10 +50,10 @@ message(STATUS "nonsense limits refused with exit code 2")
 steady_tune(limits short --timeout 1)
 kiln_expect("${short}" "8 evaluated, 6 passed, 0 wrong, 2 failed" "the short limit's tally")
 kiln_run(COMMAND "${kiln}" log --worklog "${WORK}/limits.sqlite" OUTPUT_VARIABLE log)
-kiln_expect("${log}" "failed/timeout  steady  steady__PASSES1_UNROLL1_STARTslow[^\n]*\n[^\n]*\n[^\n]*\n    retry: kept until the limit exceeds 1 s"
+kiln_expect("${log}" "failed/timeout  steady  steady__PASSES9_UNROLL1_STARTslow[^\n]*\n[^\n]*\n[^\n]*\n    retry: kept until the limit exceeds 1 s"
             "the timeout, kept until the limit rises")
 # The compiler's output spans lines; only the compile failure is called deterministic.
-kiln_expect("${log}" "failed/compile  steady  steady__PASSES1_UNROLL1_STARTbroken.*\n    retry: kept: a compile failure is deterministic"
+kiln_expect("${log}" "failed/compile  steady  steady__PASSES9_UNROLL1_STARTbroken.*\n    retry: kept: a compile failure is deterministic"
             "the compile failure, kept")
 steady_tune(limits raised --timeout 30)
 kiln_expect("${raised}" "8 evaluated, 7 passed, 0 wrong, 1 failed" "the raised limit's tally")

@@ -1,7 +1,9 @@
 // out = a*x + y, computed PASSES times over the same data: the variants' speeds differ by known
 // factors (1, 3, 9) so a winner is clear on any machine, and UNROLL 1 and 2 of one PASSES are
 // the same work, a tie. START == "slow" spends 4 s in its first call without reporting (a
-// first-touch or JIT cost): slow, not hung. START == "broken" does not compile.
+// first-touch or JIT cost): slow, not hung; it does the nine passes, so that it is never in the
+// winner's near-tie, whose re-measurement in turns would pay its 4 s in every turn.
+// START == "broken" does not compile.
 #pragma once
 #include <chrono>
 #include <cstdint>
