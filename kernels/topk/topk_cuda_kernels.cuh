@@ -63,13 +63,14 @@ struct CudaTraits {
   static constexpr bool kShared = Config::ALGO == "shared";
   static constexpr bool kRegs = Config::ALGO == "regs";
   static constexpr bool kSample = Config::ALGO == "sample";
+  static constexpr bool kStream = Config::ALGO == "stream";
   static constexpr int kBits = Config::BITS;
   static constexpr int kSplit = Config::SPLIT;
   static constexpr int kPasses = (32 + kBits - 1) / kBits;
   static_assert(kThreads % 32 == 0 && kThreads >= 64 && kThreads <= 1024, "THREADS: a multiple of 32, 64..1024");
   static_assert(Config::ALGO == "radix" || Config::ALGO == "warp" || Config::ALGO == "air" || Config::ALGO == "shared" ||
-                    Config::ALGO == "regs" || Config::ALGO == "sample",
-                "ALGO: radix, warp, air, shared, regs or sample");
+                    Config::ALGO == "regs" || Config::ALGO == "sample" || Config::ALGO == "stream",
+                "ALGO: radix, warp, air, shared, regs, sample or stream");
   static_assert(kBits >= 4 && kBits <= 11, "BITS: 4..11 (a histogram of 2^BITS counters)");
   static_assert(kSplit >= 1 && kSplit <= kMaxSplit, "SPLIT: 1..kMaxSplit");
 };

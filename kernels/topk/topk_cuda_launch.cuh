@@ -10,15 +10,19 @@
 #include "topk_cuda_regs.cuh"
 #include "topk_cuda_sample.cuh"
 #include "topk_cuda_shared.cuh"
+#include "topk_cuda_stream.cuh"
 
 namespace kiln::topk {
 
 // Workspace bytes of Config's launch: the split lists (none with one part), air's states,
-// histograms, candidate buffers and results, or none (shared, regs, sample).
+// histograms, candidate buffers and results, stream's row states and candidate lists, or none
+// (shared, regs, sample).
 template <class Config>
 std::size_t workspace_bytes(std::int64_t rows, std::int64_t n, std::int64_t k) {
   if constexpr (CudaTraits<Config>::kAir) {
     return air_workspace_bytes(Config::BITS, rows, n, k);
+  } else if constexpr (CudaTraits<Config>::kStream) {
+    return stream_workspace_bytes(rows, n, k);
   } else if constexpr (CudaTraits<Config>::kShared || CudaTraits<Config>::kRegs || CudaTraits<Config>::kSample) {
     return 0;
   } else {
@@ -33,7 +37,7 @@ inline std::size_t max_workspace_bytes(std::int64_t rows, std::int64_t n, std::i
   const int parts = parts_of(kMaxSplit, rows, n);
   const std::size_t split =
       parts == 1 ? 0 : static_cast<std::size_t>(rows) * parts * static_cast<std::size_t>(list_length(k)) * 8;
-  return std::max(split, air_workspace_bytes(11, rows, n, k));
+  return std::max({split, air_workspace_bytes(11, rows, n, k), stream_workspace_bytes(rows, n, k)});
 }
 
 // Enqueues the top-k of rows x n into values and indices (rows x k). Requires 1 <= k <= n,
@@ -50,6 +54,8 @@ cudaError_t launch(const float* in, std::int64_t rows, std::int64_t n, std::int6
     return launch_regs<Config>(in, rows, n, k, smallest, values, indices, stream);
   } else if constexpr (CudaTraits<Config>::kSample) {
     return launch_sample<Config>(in, rows, n, k, smallest, values, indices, stream);
+  } else if constexpr (CudaTraits<Config>::kStream) {
+    return launch_stream<Config>(in, rows, n, k, smallest, values, indices, workspace, stream);
   } else {
     auto* lists = static_cast<std::uint64_t*>(workspace);
     const int parts = parts_of(Config::SPLIT, rows, n);

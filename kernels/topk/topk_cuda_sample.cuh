@@ -73,6 +73,62 @@ __device__ __forceinline__ float pick(const float4 (&f)[filter_detail::kLoads], 
   return (j & 2) ? hi : lo;
 }
 
+
+// Step 1 of ALGO sample (and of ALGO stream's first kernel), called by every thread of a block of
+// T: the threshold L of row x as a 22-bit key prefix (0: every element passes), from a sample of
+// kSamplePerThread x T elements in kSampleRun-column runs spread evenly over the row (the whole
+// row when it is shorter): the prefix of the sample's r-th best, r four standard deviations (and
+// 4) above the k-th best's expected rank in the sample (the k-th itself when the sample is the
+// row), by two 11-bit digits. hist (two kBins histograms) must be clear, and nothing the caller
+// cleared before may be read before the first barrier here; on return hist[0] is clear and
+// hist[1] holds counts (the caller clears it), and every thread has passed a barrier after the
+// last read of hist.
+template <int T, bool SMALLEST>
+__device__ std::uint32_t sampled_threshold(const float* x, int n, int k, unsigned (*hist)[regs_detail::kBins],
+                                     regs_detail::Block& sh) {
+  namespace d = regs_detail;
+  constexpr int S = kSamplePerThread * T, kRuns = S / kSampleRun;
+  static_assert(kRuns >= 2, "the sample takes runs at both ends of the row");
+  const int t = threadIdx.x, samples = n < S ? n : S;
+  auto key = [&](float value) { return key_of(float_bits(value), SMALLEST); };
+  // Element i of S, in run i / 32 (runs from column 0 to the last 32 columns).
+  float s[kSamplePerThread];
+#pragma unroll
+  for (int j = 0; j < kSamplePerThread; ++j) {
+    const int i = j * T + t;
+    const int c = n <= S ? i
+                         : static_cast<int>(static_cast<std::int64_t>(i / kSampleRun) * (n - kSampleRun) / (kRuns - 1)) +
+                               i % kSampleRun;
+    s[j] = i < samples ? x[c] : 0.0f;
+  }
+  __syncthreads();  // hist (and what the caller cleared) is clear
+#pragma unroll
+  for (int j = 0; j < kSamplePerThread; ++j) {
+    if (j * T + t < samples) atomicAdd(&hist[0][key(s[j]) >> d::kKeyShift], 1u);
+  }
+  const float mean = static_cast<float>(k) * static_cast<float>(samples) / static_cast<float>(n);
+  const auto rank =
+      samples == n ? static_cast<std::uint32_t>(k) : static_cast<std::uint32_t>(ceilf(mean + 4.0f * sqrtf(mean) + 4.0f));
+  if (rank > static_cast<std::uint32_t>(samples)) {  // block-uniform
+    __syncthreads();  // every sample counted
+    for (int i = t; i < d::kBins; i += T) hist[0][i] = 0;
+    __syncthreads();
+    return 0;
+  }
+  d::choose<T>(hist[0], d::kBins, rank, nullptr, sh);
+  const int b0 = sh.chosen;  // found: the sample holds at least rank elements
+  const std::uint32_t need = rank - sh.above;
+#pragma unroll
+  for (int j = 0; j < kSamplePerThread; ++j) {
+    const std::uint32_t kk = key(s[j]);
+    if (j * T + t < samples && static_cast<int>(kk >> d::kKeyShift) == b0) {
+      atomicAdd(&hist[1][(kk >> (d::kKeyShift - d::kBits)) & (d::kBins - 1)], 1u);
+    }
+  }
+  d::choose<T>(hist[1], d::kBins, need, hist[0], sh);  // and hist[0] cleared
+  return (static_cast<std::uint32_t>(b0) << d::kBits) | static_cast<std::uint32_t>(sh.chosen);
+}
+
 }  // namespace sample_detail
 
 // Block b takes rows b, b + gridDim.x, ... Dynamic shared memory: list_length(k) entries of the
@@ -82,9 +138,8 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
     sample_kernel(const float* in, std::int64_t rows, int n, int k, int cap, float* values, std::int64_t* indices) {
   namespace d = regs_detail;
   namespace f = filter_detail;
-  constexpr int T = Config::THREADS, S = kSamplePerThread * T, kRuns = S / kSampleRun;
+  constexpr int T = Config::THREADS;
   constexpr int kStep = T * f::kLoads;  // 16-byte vectors of a block step
-  static_assert(kRuns >= 2, "the sample takes runs at both ends of the row");
   extern __shared__ __align__(16) unsigned char dynamic[];
   __shared__ __align__(16) unsigned hist[2][d::kBins];
   __shared__ d::Block sh;
@@ -93,7 +148,6 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
   auto* list = reinterpret_cast<std::uint64_t*>(dynamic);
   std::uint64_t* buffer = list + len;
   auto key = [&](float value) { return key_of(float_bits(value), SMALLEST); };
-  const int samples = n < S ? n : S;
 
   for (std::int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const float* x = in + row * n;
@@ -104,7 +158,7 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
     const auto* x4 = reinterpret_cast<const float4*>(x + head);
     for (int i = t; i < 2 * d::kBins; i += T) (&hist[0][0])[i] = 0;
     for (int i = t; i < len; i += T) list[i] = 0;
-    if (t == 0) appended = 0;
+    if (t == 0) appended = 0;  // (sampled_threshold's first barrier orders these before any use)
     // A step's 16 elements of thread t (vector j / 4, lane j % 4: column head + 4 (u0 + (j / 4) T
     // + t) + j % 4) and which of them lie in the row. (Issuing the first step's loads before the
     // sample's was measured slower: 100 against 89 us at 1024 x 32768, k 256, 256 threads, H100;
@@ -122,45 +176,8 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
       }
     };
 
-    // 1. The sample: element i of S, in run i / 32 (runs from column 0 to the last 32 columns).
-    float s[kSamplePerThread];
-#pragma unroll
-    for (int j = 0; j < kSamplePerThread; ++j) {
-      const int i = j * T + t;
-      const int c = n <= S ? i
-                           : static_cast<int>(static_cast<std::int64_t>(i / kSampleRun) * (n - kSampleRun) / (kRuns - 1)) +
-                                 i % kSampleRun;
-      s[j] = i < samples ? x[c] : 0.0f;
-    }
-    __syncthreads();  // hist, list and sh are clear (the previous row's output is written)
-#pragma unroll
-    for (int j = 0; j < kSamplePerThread; ++j) {
-      if (j * T + t < samples) atomicAdd(&hist[0][key(s[j]) >> d::kKeyShift], 1u);
-    }
-    // The k-th best's expected rank in the sample, and 4 standard deviations (and 4) above it;
-    // the k-th itself when the sample is the row.
-    const float mean = static_cast<float>(k) * static_cast<float>(samples) / static_cast<float>(n);
-    const auto rank =
-        samples == n ? static_cast<std::uint32_t>(k) : static_cast<std::uint32_t>(ceilf(mean + 4.0f * sqrtf(mean) + 4.0f));
-    std::uint32_t lower = 0;  // L as a 22-bit key prefix; 0: every element passes
-    if (rank <= static_cast<std::uint32_t>(samples)) {  // block-uniform
-      d::choose<T>(hist[0], d::kBins, rank, nullptr, sh);
-      const int b0 = sh.chosen;  // found: the sample holds at least rank elements
-      const std::uint32_t need = rank - sh.above;
-#pragma unroll
-      for (int j = 0; j < kSamplePerThread; ++j) {
-        const std::uint32_t kk = key(s[j]);
-        if (j * T + t < samples && static_cast<int>(kk >> d::kKeyShift) == b0) {
-          atomicAdd(&hist[1][(kk >> (d::kKeyShift - d::kBits)) & (d::kBins - 1)], 1u);
-        }
-      }
-      d::choose<T>(hist[1], d::kBins, need, hist[0], sh);  // and hist[0] cleared
-      lower = (static_cast<std::uint32_t>(b0) << d::kBits) | static_cast<std::uint32_t>(sh.chosen);
-    } else {
-      __syncthreads();  // every sample counted
-      for (int i = t; i < d::kBins; i += T) hist[0][i] = 0;
-      __syncthreads();
-    }
+    // 1. The threshold L from the sample.
+    const std::uint32_t lower = sample_detail::sampled_threshold<T, SMALLEST>(x, n, k, hist, sh);
     const f::Limit at_lower = f::limit_of<2 * d::kBits, SMALLEST>(lower);
     unsigned* const digit0 = hist[0];  // clear
     unsigned* const other = hist[1];   // the sample's second digit, cleared by the first choose below

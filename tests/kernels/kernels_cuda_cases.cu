@@ -94,7 +94,9 @@ using ScanSmall = ScanConfig<8, 4, 1, 2>;
 // (one block per row, candidates in shared memory) likewise, each at the filter's register
 // budget of 48 and, at 256 threads, of 64 (radix and warp do not read REGS: their names carry
 // the generated variants' 48), and regs (one block per row in registers) at every block size,
-// each holding rows of up to 64 x THREADS columns and running shared beyond.
+// each holding rows of up to 64 x THREADS columns and running shared beyond, sample (one block
+// per row filtering at a sampled threshold) and stream (its three steps as three kernels) at
+// every block size.
 struct TopkRadixDefault {
   static constexpr int THREADS = 256, BITS = 11, SPLIT = 16;
   static constexpr kiln::Choice ALGO{"radix"};
@@ -134,6 +136,11 @@ template <int T>
 struct TopkSample {
   static constexpr int THREADS = T, BITS = 11, SPLIT = 1, REGS = 48;
   static constexpr kiln::Choice ALGO{"sample"};
+};
+template <int T>
+struct TopkStream {
+  static constexpr int THREADS = T, BITS = 11, SPLIT = 1, REGS = 48;
+  static constexpr kiln::Choice ALGO{"stream"};
 };
 
 class Stream {
@@ -376,6 +383,9 @@ const std::map<std::string, Runner>& topk_runners() {
       {"THREADS128_ALGOsample_BITS11_SPLIT1_REGS48", &run_topk<TopkSample<128>>},
       {"THREADS256_ALGOsample_BITS11_SPLIT1_REGS48", &run_topk<TopkSample<256>>},
       {"THREADS512_ALGOsample_BITS11_SPLIT1_REGS48", &run_topk<TopkSample<512>>},
+      {"THREADS128_ALGOstream_BITS11_SPLIT1_REGS48", &run_topk<TopkStream<128>>},
+      {"THREADS256_ALGOstream_BITS11_SPLIT1_REGS48", &run_topk<TopkStream<256>>},
+      {"THREADS512_ALGOstream_BITS11_SPLIT1_REGS48", &run_topk<TopkStream<512>>},
   };
   return runners;
 }

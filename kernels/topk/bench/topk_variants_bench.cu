@@ -2,7 +2,7 @@
 // block sizes on chosen shapes while a kernel is developed; the tuned library's figures come from
 // the tuner and bench_topk.py.
 //   topk_variants_bench ROWSxNxK[,ROWSxNxK...] [CONFIG ...]
-// CONFIG: sample128, sample256, sample512, regs128, regs256, regs512, shared256 (REGS 64),
+// CONFIG: sample128, sample256, sample512, stream128, stream256, stream512, regs128, regs256, regs512, shared256 (REGS 64),
 // air256, air512 (default: all; regs on rows wider than 64 x THREADS runs shared, as the library
 // does). Built by build.sh. The input is the workloads' normal input (topk_check.hpp, seed 7),
 // largest mode. Each configuration runs once and its output is checked on the first, middle and
@@ -44,6 +44,10 @@ struct Config {
 template <int T>
 struct Sample : Config<T, 48> {
   static constexpr kiln::Choice ALGO{"sample"};
+};
+template <int T>
+struct Stream : Config<T, 48> {
+  static constexpr kiln::Choice ALGO{"stream"};
 };
 template <int T>
 struct Regs : Config<T, 48> {
@@ -142,6 +146,9 @@ int main(int argc, char** argv) {
       {"sample128", [](const Case& p, const Buffers& b) { run<Sample<128>>("sample 128", p, b); }},
       {"sample256", [](const Case& p, const Buffers& b) { run<Sample<256>>("sample 256", p, b); }},
       {"sample512", [](const Case& p, const Buffers& b) { run<Sample<512>>("sample 512", p, b); }},
+      {"stream128", [](const Case& p, const Buffers& b) { run<Stream<128>>("stream 128", p, b); }},
+      {"stream256", [](const Case& p, const Buffers& b) { run<Stream<256>>("stream 256", p, b); }},
+      {"stream512", [](const Case& p, const Buffers& b) { run<Stream<512>>("stream 512", p, b); }},
       {"regs128", [](const Case& p, const Buffers& b) { run<Regs<128>>("regs 128", p, b); }},
       {"regs256", [](const Case& p, const Buffers& b) { run<Regs<256>>("regs 256", p, b); }},
       {"regs512", [](const Case& p, const Buffers& b) { run<Regs<512>>("regs 512", p, b); }},
