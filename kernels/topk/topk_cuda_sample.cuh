@@ -129,6 +129,22 @@ __device__ std::uint32_t sampled_threshold(const float* x, int n, int k, unsigne
   return (static_cast<std::uint32_t>(b0) << d::kBits) | static_cast<std::uint32_t>(sh.chosen);
 }
 
+
+// A block step's 16-byte vectors of thread t: vector u0 + u T + t for u < kLoads (streaming
+// loads), zero past `end`; returns which of the 16 elements were loaded (bit 4 u + lane).
+template <int T>
+__device__ __forceinline__ unsigned load_step(const float4* x4, int u0, int end, float4 (&v)[filter_detail::kLoads]) {
+  unsigned valid = 0;
+#pragma unroll
+  for (int u = 0; u < filter_detail::kLoads; ++u) {
+    const int at = u0 + u * T + static_cast<int>(threadIdx.x);
+    const bool in_row = at < end;
+    v[u] = in_row ? __ldcs(x4 + at) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    valid |= in_row ? 0xFu << (4 * u) : 0u;
+  }
+  return valid;
+}
+
 }  // namespace sample_detail
 
 // Block b takes rows b, b + gridDim.x, ... Dynamic shared memory: list_length(k) entries of the
@@ -164,17 +180,6 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
     // sample's was measured slower: 100 against 89 us at 1024 x 32768, k 256, 256 threads, H100;
     // the loads held across the sample's selection spill.)
     float4 v[f::kLoads];
-    unsigned valid = 0;
-    auto load = [&](int u0) {
-      valid = 0;
-#pragma unroll
-      for (int u = 0; u < f::kLoads; ++u) {
-        const int at = u0 + u * T + t;
-        const bool in_row = at < vectors;
-        v[u] = in_row ? __ldcs(x4 + at) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        valid |= in_row ? 0xFu << (4 * u) : 0u;
-      }
-    };
 
     // 1. The threshold L from the sample.
     const std::uint32_t lower = sample_detail::sampled_threshold<T, SMALLEST>(x, n, k, hist, sh);
@@ -184,7 +189,7 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
 
     // 2. The row streamed: the elements at or above L into the buffer, their digit 0 counted.
     for (int u0 = 0; u0 < vectors; u0 += kStep) {  // block-uniform
-      load(u0);
+      const unsigned valid = sample_detail::load_step<T>(x4, u0, vectors, v);
       unsigned mask = sample_detail::passing<SMALLEST>(v, at_lower) & valid;
       // The lanes' passing elements, one a lane per round (a lane has about 16 r / samples of them,
       // rarely more than one, so the warp runs one or two rounds, not 16 branches), each round's

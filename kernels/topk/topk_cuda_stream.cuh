@@ -127,14 +127,7 @@ __global__ void __launch_bounds__(Config::THREADS, filter_detail::filter_min_blo
     const int end = (chunk + 1) * per < vectors ? (chunk + 1) * per : vectors;
     for (int u0 = chunk * per; u0 < end; u0 += kStep) {  // block-uniform
       float4 v[f::kLoads];
-      unsigned valid = 0;
-#pragma unroll
-      for (int u = 0; u < f::kLoads; ++u) {
-        const int at = u0 + u * T + t;
-        const bool in_row = at < end;
-        v[u] = in_row ? __ldcs(x4 + at) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        valid |= in_row ? 0xFu << (4 * u) : 0u;
-      }
+      const unsigned valid = sample_detail::load_step<T>(x4, u0, end, v);
       unsigned mask = sample_detail::passing<SMALLEST>(v, at_lower) & valid;
       append(__popc(mask), [&](int) {
         const int j = __ffs(mask) - 1;
