@@ -14,7 +14,7 @@ namespace {
 // A long text is quoted up to kQuotedBytes bytes, then "...": the message stays readable.
 constexpr std::size_t kQuotedBytes = 120;
 
-std::string quoted(const std::string& text) {
+std::string json_quoted(const std::string& text) {
   static const char* const hex = "0123456789abcdef";
   std::string out = "\"";
   for (char c : text.substr(0, kQuotedBytes)) {
@@ -51,7 +51,7 @@ std::size_t count_nodes(const Node& node) {
 std::size_t Expr::node_count() const { return count_nodes(root_); }
 
 ExprError::ExprError(std::string detail, std::string text, int column)
-    : std::runtime_error(detail + " in " + quoted(text) + " (column " + std::to_string(column) + ")"),
+    : std::runtime_error(detail + " in " + json_quoted(text) + " (column " + std::to_string(column) + ")"),
       detail_(std::move(detail)),
       text_(std::move(text)),
       column_(column) {}

@@ -28,11 +28,26 @@ std::string emit(const Node& node, const CppNameMapper& name_to_cpp) {
       // no rewritten comparison candidates), and == / != are symmetric.
       const bool symmetric = node.op == Op::equal || node.op == Op::not_equal;
       if (symmetric && lhs->kind == NodeKind::symbol) std::swap(lhs, rhs);
-      return "(" + emit(*lhs, name_to_cpp) + " " + op_spelling(node.op) + " " + emit(*rhs, name_to_cpp) + ")";
+      // Appended in turn: GCC 12 warns falsely (-Wstringop-overflow, -Warray-bounds) about
+      // "(" + std::string&&, which it inlines as an insert at the front.
+      std::string out = "(";
+      out += emit(*lhs, name_to_cpp);
+      out += " ";
+      out += op_spelling(node.op);
+      out += " ";
+      out += emit(*rhs, name_to_cpp);
+      return out + ")";
     }
     case NodeKind::conditional:
-      return "(" + emit(node.args[0], name_to_cpp) + " ? " + emit(node.args[1], name_to_cpp) + " : " +
-             emit(node.args[2], name_to_cpp) + ")";
+    {
+      std::string out = "(";
+      out += emit(node.args[0], name_to_cpp);
+      out += " ? ";
+      out += emit(node.args[1], name_to_cpp);
+      out += " : ";
+      out += emit(node.args[2], name_to_cpp);
+      return out + ")";
+    }
     case NodeKind::call: {
       std::string out = std::string("::kiln::expr::") + function_name(node.function) + "(";
       for (std::size_t i = 0; i < node.args.size(); ++i) {
