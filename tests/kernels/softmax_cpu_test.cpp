@@ -2,8 +2,11 @@
 // vectorised exp is accurate, and check() catches unwritten, non-finite and wrong elements.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "kiln_catch.hpp"
 #include "problem_helpers.hpp"
@@ -87,6 +90,52 @@ TEST_CASE("softmax cpu: variants across the space pass on tails", "[softmax][cpu
   check_shapes<TiledThreePass>();
   check_shapes<WideLanes>();
   check_shapes<UnrolledLanes>();
+}
+
+namespace {
+
+// The same matrix through softmax_rows out of place and in place (in == out): kiln::cpu::softmax
+// accepts in == out, so every algorithm must read each element before it writes it.
+template <class Config, class T>
+void check_in_place(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  kiln::Rng rng(seed);
+  std::vector<T> in(static_cast<std::size_t>(rows * cols));
+  for (auto& x : in) {
+    const float v = rng.uniform(-8.0f, 8.0f);
+    if constexpr (std::is_same_v<T, float>) {
+      x = v;
+    } else {
+      x = kiln::bf16_from_float(v);
+    }
+  }
+  std::vector<T> out(in.size());
+  kiln::softmax::softmax_rows<Config>(in.data(), out.data(), rows, cols);
+  std::vector<T> inout = in;
+  kiln::softmax::softmax_rows<Config>(inout.data(), inout.data(), rows, cols);
+  INFO(Config::kiln_name << " rows=" << rows << " cols=" << cols << (std::is_same_v<T, float> ? " fp32" : " bf16"));
+  CHECK(std::memcmp(inout.data(), out.data(), out.size() * sizeof(T)) == 0);
+}
+
+template <class Config>
+void check_in_place_shapes() {
+  const struct {
+    std::int64_t rows, cols;
+  } shapes[] = {{3, 1001}, {5, 1}, {17, 37}, {33, 64}, {40, 3}, {35, 65}, {2, 20003}};
+  for (const auto& s : shapes) {
+    check_in_place<Config, float>(s.rows, s.cols, 99 + s.cols);
+    check_in_place<Config, std::uint16_t>(s.rows, s.cols, 98 + s.cols);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("softmax cpu: in place (in == out) gives the bits of out of place", "[softmax][cpu]") {
+  check_in_place_shapes<NarrowThreePass>();
+  check_in_place_shapes<WideTiledOnline>();
+  check_in_place_shapes<UnrolledOnline>();
+  check_in_place_shapes<TiledThreePass>();
+  check_in_place_shapes<WideLanes>();
+  check_in_place_shapes<UnrolledLanes>();
 }
 
 TEST_CASE("softmax cpu: fp32 results are close to the fp64 reference, not merely within tolerance", "[softmax][cpu]") {

@@ -1,16 +1,34 @@
 // Row softmax, tuned at build time: out[r, :] = softmax(in[r, :]) over a rows x cols row-major
-// matrix, computed in fp32 with the row max subtracted. Any rows and cols (zero does nothing).
+// matrix, computed in fp32 with the row max subtracted. Any rows >= 0 and cols >= 0 (zero does
+// nothing) whose product fits 63 bits.
+//
+// Every function checks its arguments first and throws kiln::SoftmaxError (naming the function
+// and the argument) for bad ones: a negative rows or cols, rows x cols past 63 bits, a null pointer
+// with elements to read or write, a pointer not aligned to its element (4 bytes for fp32, 2 for
+// bf16), and an out that overlaps in without being in itself. Nothing is read or written then.
+// in == out computes in place on the CPU; the CUDA functions need in and out apart.
 //
 // CPU functions run synchronously on every OpenMP thread. The CUDA functions (declared when
 // KILN_HAVE_CUDA is defined or when compiled by nvcc) take device pointers, enqueue one kernel on
-// `stream` and return its launch status; in and out must not overlap.
+// `stream` and return its launch status.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 
 #if defined(KILN_HAVE_CUDA) || defined(__CUDACC__)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #endif
+
+namespace kiln {
+
+// Invalid arguments; the message names the function, the argument and what is accepted.
+class SoftmaxError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+}  // namespace kiln
 
 namespace kiln::cpu {
 
