@@ -1,6 +1,7 @@
 // Argument checks of the public softmax functions (kiln/softmax.hpp): each throws
 // kiln::SoftmaxError naming the function and the argument, before anything is read or written.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -19,7 +20,9 @@ inline void require_arguments(const char* function, const void* in, const void* 
                               std::int64_t cols, std::size_t element_bytes, bool in_place) {
   if (rows < 0) reject(function, "rows must be >= 0, got " + std::to_string(rows));
   if (cols < 0) reject(function, "cols must be >= 0, got " + std::to_string(cols));
-  if (cols > 0 && rows > INT64_MAX / cols) reject(function, "rows x cols overflows 63 bits");
+  // In bytes, so that the overlap test below cannot wrap around.
+  if (cols > 0 && rows > INT64_MAX / static_cast<std::int64_t>(element_bytes) / cols)
+    reject(function, "rows x cols x " + std::to_string(element_bytes) + " bytes overflows 63 bits");
   const std::int64_t elements = rows * cols;
   if (elements == 0) return;
   if (in == nullptr) reject(function, "in is null with " + std::to_string(elements) + " elements");
@@ -29,7 +32,7 @@ inline void require_arguments(const char* function, const void* in, const void* 
   if (in_at % element_bytes != 0) reject(function, "in must be " + std::to_string(element_bytes) + "-byte aligned");
   if (out_at % element_bytes != 0) reject(function, "out must be " + std::to_string(element_bytes) + "-byte aligned");
   const auto bytes = static_cast<std::uintptr_t>(elements) * element_bytes;
-  const bool overlap = in_at < out_at + bytes && out_at < in_at + bytes;
+  const bool overlap = (in_at <= out_at ? out_at - in_at : in_at - out_at) < bytes;
   if (overlap && !(in_place && in_at == out_at)) {
     reject(function, in_place ? "out overlaps in without being in (in place needs out == in)"
                               : "out overlaps in (the CUDA softmax does not compute in place)");

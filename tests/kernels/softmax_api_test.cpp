@@ -39,7 +39,11 @@ void check_bad_arguments(Call call, const std::string& function, std::size_t ele
 
   require_rejected([&] { call(in, out, -1, kCols); }, function, "rows must be >= 0, got -1");
   require_rejected([&] { call(in, out, kRows, -7); }, function, "cols must be >= 0, got -7");
-  require_rejected([&] { call(in, out, INT64_MAX / 2, 3); }, function, "rows x cols overflows");
+  require_rejected([&] { call(in, out, INT64_MAX / 2, 3); }, function, "bytes overflows 63 bits");
+  // Elements that fit 63 bits, bytes that do not: the overlap test must not wrap around.
+  const auto just_over = static_cast<std::int64_t>(INT64_MAX / static_cast<std::int64_t>(element_bytes) + 1);
+  require_rejected([&] { call(in, out, just_over, 1); }, function, "bytes overflows 63 bits");
+  require_rejected([&] { call(in, out, 1, just_over); }, function, "bytes overflows 63 bits");
   require_rejected([&] { call(nullptr, out, kRows, kCols); }, function, "in is null with 15 elements");
   require_rejected([&] { call(in, nullptr, kRows, kCols); }, function, "out is null with 15 elements");
   require_rejected([&] { call(in + 1, out, kRows, kCols); }, function,

@@ -1,9 +1,9 @@
 // Row softmax, tuned at build time: out[r, :] = softmax(in[r, :]) over a rows x cols row-major
 // matrix, computed in fp32 with the row max subtracted. Any rows >= 0 and cols >= 0 (zero does
-// nothing) whose product fits 63 bits.
+// nothing) whose matrix's bytes fit 63 bits.
 //
 // Every function checks its arguments first and throws kiln::SoftmaxError (naming the function
-// and the argument) for bad ones: a negative rows or cols, rows x cols past 63 bits, a null pointer
+// and the argument) for bad ones: a negative rows or cols, a matrix past 2^63 bytes, a null pointer
 // with elements to read or write, a pointer not aligned to its element (4 bytes for fp32, 2 for
 // bf16), and an out that overlaps in without being in itself. Nothing is read or written then.
 // in == out computes in place on the CPU; the CUDA functions need in and out apart.
