@@ -2,7 +2,7 @@
 // tests and the benchmark (the generator writes its own for the tuned library).
 #pragma once
 
-#define KILN_ATTENTION_CONFIG(NAME, D, BM, BN, W, S, QR, ST, PG)                                                \
+#define KILN_ATTENTION_CONFIG(NAME, D, BM, BN, W, S, QR, ST, PG, CL)                                              \
   struct NAME {                                                                                            \
     static constexpr int HEAD_DIM = D;                                                                     \
     static constexpr int BLOCK_M = BM;                                                                     \
@@ -12,7 +12,8 @@
     static constexpr int Q_REG_STEPS = QR;                                                                   \
     static constexpr int SPLIT_TARGET = ST;                                                                \
     static constexpr int PACK_GQA = PG;                                                                    \
+    static constexpr int CLUSTER = CL;                                                                     \
     static constexpr const char* kiln_name = "attention_d" #D "__HEAD_DIM" #D "_BLOCK_M" #BM "_BLOCK_N" #BN \
                                              "_WARPS" #W "_STAGES" #S "_Q_REG_STEPS" #QR "_SPLIT_TARGET" #ST \
-                                             "_PACK_GQA" #PG;                                               \
+                                             "_PACK_GQA" #PG "_CLUSTER" #CL;                                             \
   }

@@ -8,8 +8,10 @@
 //   m' = max(m, rowmax(S)),  P = 2^(S·c − m'·c),  l' = l·2^((m − m')·c) + rowsum(P),
 //   O' = O·2^((m − m')·c) + P·V,  with c = scale·log2(e).
 // At the end O/l is written (or, for a split, O/l and its log-sum-exp go to fp32 scratch and the
-// combine kernel below merges the splits).
+// combine kernel below merges the splits; or, when the splits are the blocks of one cluster, they
+// merge through distributed shared memory in the same launch).
 #pragma once
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -106,8 +108,10 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
   const int lm_row = lane % 16;    // ldmatrix.x4: row within the 16-row tile this lane addresses
   const int lm_chunk = lane / 16;  // ... and which 8-column half
 
-  const int split = blockIdx.x / p.m_blocks;
-  int m_block = blockIdx.x - split * p.m_blocks;
+  // A cluster's blocks are consecutive in x: there the split is the block's rank in its cluster.
+  const bool clustered = T::kCluster > 0 && p.cluster;
+  const int split = clustered ? static_cast<int>(blockIdx.x) % p.splits : static_cast<int>(blockIdx.x) / p.m_blocks;
+  int m_block = clustered ? static_cast<int>(blockIdx.x) / p.splits : static_cast<int>(blockIdx.x) - split * p.m_blocks;
   // Causal blocks lower in the matrix see more keys: start those first so the grid's tail is short.
   if constexpr (kCausal) m_block = p.m_blocks - 1 - m_block;
   // Packed, blockIdx.y is the key/value head and a block's rows are (query, head) pairs of its
@@ -380,6 +384,72 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
     const int head_q = head_kv * p.group + (row0 + row - query * p.group);
     return o_batch + head_q * p.o_head_stride + query * p.o_seq_stride;
   };
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (T::kCluster > 0) {
+    if (clustered) {
+      // Each block leaves its normalised partial output and log-sum-exp in its own shared memory;
+      // then the cluster's blocks share out the block's (row, 4 columns) items and merge the
+      // splits' partials of each, read from every block's shared memory.
+      namespace cg = cooperative_groups;
+      cg::cluster_group cluster = cg::this_cluster();
+      constexpr int kStride = T::kPartialStride;
+      float* const part = reinterpret_cast<float*>(smem_raw);
+      float* const part_lse = part + T::kBlockM * kStride;
+      __syncthreads();  // every warp is done with Q and the last K/V tile, which `part` overwrites
+#pragma unroll
+      for (int mt = 0; mt < T::kMTiles; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = warp_row0 + mt * 16 + g + 8 * h;
+#pragma unroll
+          for (int dt = 0; dt < T::kDTiles; ++dt) {
+            *reinterpret_cast<float2*>(part + row * kStride + dt * 8 + 2 * t) =
+                make_float2(acc_o[mt][dt][2 * h] * inv_sum[mt][h], acc_o[mt][dt][2 * h + 1] * inv_sum[mt][h]);
+          }
+          if (t == 0) part_lse[row] = lse[mt][h];
+        }
+      }
+      cluster.sync();  // release/acquire: every block's partial is visible to the whole cluster
+      constexpr int kQuads = D / 4;
+      const int items = rows_valid * kQuads;
+      for (int item = split * T::kThreads + tid; item < items; item += p.splits * T::kThreads) {
+        const int row = item / kQuads;
+        const int col = (item - row * kQuads) * 4;
+        float lse_s[T::kCluster];
+        float m = detail::kNegInf;
+#pragma unroll
+        for (int s = 0; s < T::kCluster; ++s) {
+          lse_s[s] = s < p.splits ? *cluster.map_shared_rank(part_lse + row, s) : detail::kNegInf;
+          m = fmaxf(m, lse_s[s]);
+        }
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+        float weight_sum = 0.f;
+        if (m != detail::kNegInf) {
+#pragma unroll
+          for (int s = 0; s < T::kCluster; ++s) {
+            if (lse_s[s] == detail::kNegInf) continue;  // an empty split, or past the cluster: weight 0
+            const float w = expf(lse_s[s] - m);
+            const float4 o_s = *reinterpret_cast<const float4*>(cluster.map_shared_rank(part + row * kStride + col, s));
+            weight_sum += w;
+            acc.x += w * o_s.x;
+            acc.y += w * o_s.y;
+            acc.z += w * o_s.z;
+            acc.w += w * o_s.w;
+          }
+        }
+        const float inv = weight_sum > 0.f ? 1.f / weight_sum : 0.f;
+        uint2 out;
+        out.x = ptx::pack2<Element>(acc.x * inv, acc.y * inv);
+        out.y = ptx::pack2<Element>(acc.z * inv, acc.w * inv);
+        *reinterpret_cast<uint2*>(out_ptr(row) + col) = out;
+        if (p.lse != nullptr && col == 0) p.lse[out_row(row)] = weight_sum > 0.f ? m + logf(weight_sum) : detail::kNegInf;
+      }
+      cluster.sync();  // no block exits, freeing its shared memory, while another still reads it
+      return;
+    }
+  }
+#endif
 
   if (p.splits > 1) {
     // Partial result of this key range: normalised O and its log-sum-exp, fp32, straight from

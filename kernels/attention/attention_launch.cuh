@@ -18,6 +18,7 @@ namespace kiln::attention {
 struct SplitPlan {
   int splits = 1;
   int tiles_per_split = 0;
+  bool cluster = false;  // the splits merge inside one thread-block cluster (ForwardParams::cluster)
 };
 
 inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -66,6 +67,8 @@ void grid_rows(const ForwardParams& p, int& m_blocks, int& heads) {
 namespace detail {
 template <class Kernel>
 cudaError_t allow_smem(Kernel kernel, int bytes, std::atomic<std::uint64_t>& done_devices);
+template <class Kernel>
+cudaError_t allow_cluster(Kernel kernel, int size, std::atomic<std::uint64_t>& done_devices);
 }  // namespace detail
 
 // Blocks of Config's forward kernel resident on one SM (its shared memory, registers and
@@ -93,20 +96,85 @@ int resident_blocks_per_sm() {
   return per_sm;
 }
 
-// SPLIT_TARGET blocks per SM are aimed at, as many as fit (at least one).
+// The largest cluster of a CLUSTER variant's blocks this device runs: CLUSTER when one such
+// cluster fits a GPC with the variant's shared memory and threads, else the largest power of two
+// below it that does, 0 without cluster support (before sm_90) or when none fits. Queried once per
+// device, like resident_blocks_per_sm() (the bf16 full-mask instantiation stands for all four).
+template <class Config>
+int cluster_limit() {
+  using T = Traits<Config>;
+  if constexpr (T::kCluster == 0) {
+    return 0;
+  } else {
+    constexpr int kDevices = 64;
+    static std::atomic<int> cached[kDevices];  // 0: not queried yet; -1: no cluster fits
+    static std::atomic<std::uint64_t> smem_ready{0}, cluster_ready{0};
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return 0;
+    if (device < kDevices) {
+      const int known = cached[device].load(std::memory_order_relaxed);
+      if (known != 0) return known > 0 ? known : 0;
+    }
+    int supported = 0;
+    if (cudaDeviceGetAttribute(&supported, cudaDevAttrClusterLaunch, device) != cudaSuccess) return 0;
+    int limit = 0;
+    auto kernel = attention_forward_kernel<T, __nv_bfloat16, false>;
+    if (supported != 0 && detail::allow_smem(kernel, T::kSmemBytes, smem_ready) == cudaSuccess &&
+        detail::allow_cluster(kernel, T::kCluster, cluster_ready) == cudaSuccess) {
+      for (int size = T::kCluster; size >= 2 && limit == 0; size = size > 8 ? 8 : size / 2) {
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3(static_cast<unsigned>(size), 1, 1);
+        config.blockDim = dim3(T::kThreads, 1, 1);
+        config.dynamicSmemBytes = T::kSmemBytes;
+        cudaLaunchAttribute attribute = {};
+        attribute.id = cudaLaunchAttributeClusterDimension;
+        attribute.val.clusterDim.x = static_cast<unsigned>(size);
+        attribute.val.clusterDim.y = 1;
+        attribute.val.clusterDim.z = 1;
+        config.attrs = &attribute;
+        config.numAttrs = 1;
+        int clusters = 0;
+        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) == cudaSuccess && clusters > 0) limit = size;
+      }
+    }
+    cudaGetLastError();  // a refused query leaves no error behind for the next launch to report
+    if (device < kDevices) cached[device].store(limit > 0 ? limit : -1, std::memory_order_relaxed);
+    return limit;
+  }
+}
+
+// SPLIT_TARGET blocks per SM are aimed at, as many as fit (at least one). A CLUSTER variant on a
+// device with clusters merges its splits in the cluster, so it cuts the keys into at most as many
+// ranges as one cluster holds.
 template <class Config>
 SplitPlan plan_for(const ForwardParams& p, int sm_count) {
   using T = Traits<Config>;
   int m_blocks = 0, heads = 0;
   grid_rows<Config>(p, m_blocks, heads);
   const int per_sm = T::kSplitTarget <= 0 ? 0 : std::max(1, std::min(T::kSplitTarget, resident_blocks_per_sm<Config>()));
-  return plan_splits(p.batch, heads, m_blocks, ceil_div(p.seq_k, T::kBlockN), per_sm, sm_count);
+  const int n_blocks = ceil_div(p.seq_k, T::kBlockN);
+  SplitPlan plan = plan_splits(p.batch, heads, m_blocks, n_blocks, per_sm, sm_count);
+  if constexpr (T::kCluster > 0) {
+    if (plan.splits > 1) {
+      const int limit = cluster_limit<Config>();
+      if (limit >= 2) {
+        if (plan.splits > limit) {
+          plan.tiles_per_split = ceil_div(n_blocks, limit);
+          plan.splits = ceil_div(n_blocks, plan.tiles_per_split);
+        }
+        plan.cluster = plan.splits > 1;
+      }
+    }
+  }
+  return plan;
 }
 
-// Scratch bytes the Config's plan asks for on this problem (0 when it does not split).
+// Scratch bytes the Config's plan asks for on this problem (0 when it does not split, or splits
+// inside a cluster).
 template <class Config>
 std::size_t scratch_bytes_for(const ForwardParams& p, int sm_count) {
-  return split_scratch_bytes(p.batch, p.heads_q, p.seq_q, Config::HEAD_DIM, plan_for<Config>(p, sm_count).splits);
+  const SplitPlan plan = plan_for<Config>(p, sm_count);
+  return plan.cluster ? 0 : split_scratch_bytes(p.batch, p.heads_q, p.seq_q, Config::HEAD_DIM, plan.splits);
 }
 
 namespace detail {
@@ -125,14 +193,45 @@ cudaError_t allow_smem(Kernel kernel, int bytes, std::atomic<std::uint64_t>& don
   return status;
 }
 
+// Lets a kernel run in clusters above the portable 8 blocks, once per device.
+template <class Kernel>
+cudaError_t allow_cluster(Kernel kernel, int size, std::atomic<std::uint64_t>& done_devices) {
+  if (size <= 8) return cudaSuccess;
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  const std::uint64_t bit = device < 64 ? (std::uint64_t{1} << device) : 0;
+  if (bit != 0 && (done_devices.load(std::memory_order_relaxed) & bit) != 0) return cudaSuccess;
+  status = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  if (status == cudaSuccess && bit != 0) done_devices.fetch_or(bit, std::memory_order_relaxed);
+  return status;
+}
+
 template <class T, class Element, bool kCausal>
 cudaError_t launch_forward(const ForwardParams& p, cudaStream_t stream) {
-  static std::atomic<std::uint64_t> smem_ready{0};
+  static std::atomic<std::uint64_t> smem_ready{0}, cluster_ready{0};
   auto kernel = attention_forward_kernel<T, Element, kCausal>;
   cudaError_t status = allow_smem(kernel, T::kSmemBytes, smem_ready);
   if (status != cudaSuccess) return status;
   const dim3 grid(static_cast<unsigned>(p.m_blocks * p.splits), static_cast<unsigned>(p.packed ? p.heads_kv : p.heads_q),
                   static_cast<unsigned>(p.batch));
+  if (p.cluster) {
+    status = allow_cluster(kernel, T::kCluster, cluster_ready);
+    if (status != cudaSuccess) return status;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = grid;
+    config.blockDim = dim3(T::kThreads, 1, 1);
+    config.dynamicSmemBytes = T::kSmemBytes;
+    config.stream = stream;
+    cudaLaunchAttribute attribute = {};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = static_cast<unsigned>(p.splits);
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, kernel, p);
+  }
   kernel<<<grid, T::kThreads, T::kSmemBytes, stream>>>(p);
   status = cudaGetLastError();
   if (status != cudaSuccess || p.splits <= 1) return status;
@@ -146,8 +245,9 @@ cudaError_t launch_forward(const ForwardParams& p, cudaStream_t stream) {
 }  // namespace detail
 
 // Enqueues the attention described by `p` (pointers, shape, strides, scale; the grid fields are
-// filled here) with variant Config. The keys are split only when the plan asks for it and
-// `scratch` holds at least scratch_bytes_for<Config>() bytes; otherwise one pass, same result.
+// filled here) with variant Config. The keys are split only when the plan asks for it and either
+// the splits form a cluster or `scratch` holds at least scratch_bytes_for<Config>() bytes;
+// otherwise one pass, same result.
 template <class Config>
 cudaError_t launch(ForwardParams p, AttentionDType dtype, bool causal, void* scratch, std::size_t scratch_bytes,
                    int sm_count, cudaStream_t stream) {
@@ -158,10 +258,11 @@ cudaError_t launch(ForwardParams p, AttentionDType dtype, bool causal, void* scr
   p.n_blocks = ceil_div(p.seq_k, T::kBlockN);
   SplitPlan plan = plan_for<Config>(p, sm_count);
   const std::size_t need = split_scratch_bytes(p.batch, p.heads_q, p.seq_q, T::kHeadDim, plan.splits);
-  if (plan.splits > 1 && (scratch == nullptr || scratch_bytes < need)) plan = SplitPlan{1, p.n_blocks};
+  if (plan.splits > 1 && !plan.cluster && (scratch == nullptr || scratch_bytes < need)) plan = SplitPlan{1, p.n_blocks};
   p.splits = plan.splits;
   p.tiles_per_split = plan.tiles_per_split;
-  if (p.splits > 1) {
+  p.cluster = plan.cluster;
+  if (p.splits > 1 && !p.cluster) {
     const std::size_t rows = static_cast<std::size_t>(p.batch) * p.heads_q * p.seq_q;
     p.o_partial = static_cast<float*>(scratch);
     p.lse_partial = p.o_partial + static_cast<std::size_t>(p.splits) * rows * T::kHeadDim;

@@ -36,6 +36,10 @@ struct ForwardParams {
   int n_blocks = 0;          // ceil(seq_k / BLOCK_N)
   int splits = 1;            // key ranges per query block; > 1 writes partials, then combines
   int tiles_per_split = 0;   // key tiles per split (the last split may have fewer)
+  // The splits of a query block are the blocks of one thread-block cluster (blockIdx.x is
+  // m_block · splits + split) and merge through distributed shared memory: no scratch, no combine
+  // kernel. Otherwise blockIdx.x is split · m_blocks + m_block and partials go to the scratch below.
+  bool cluster = false;
 
   // Split scratch (splits > 1 only): per split and row, the normalised partial output (fp32,
   // head_dim values) and its log-sum-exp.

@@ -1,5 +1,5 @@
 // Everything the attention kernel derives from a variant's knobs (a Config with HEAD_DIM, BLOCK_M,
-// BLOCK_N, WARPS, STAGES, Q_REG_STEPS, SPLIT_TARGET, PACK_GQA), checked at compile time. The space files prune
+// BLOCK_N, WARPS, STAGES, Q_REG_STEPS, SPLIT_TARGET, PACK_GQA, CLUSTER), checked at compile time. The space files prune
 // with the same formulas before anything is compiled; these asserts catch a Config written by hand.
 #pragma once
 #include <cstdint>
@@ -15,6 +15,7 @@ inline constexpr int kMaxSplitTarget = 8;     // largest SPLIT_TARGET (blocks pe
 inline constexpr int kMaxSplits = 64;         // most key/value splits of one problem
 inline constexpr int kMinTilesPerSplit = 2;   // a split below two key tiles costs more than it gains
 inline constexpr int kMaxSmemPerBlock = 232448;  // sm_90 opt-in limit; the space prunes per device
+inline constexpr int kMaxCluster = 16;        // largest CLUSTER (sm_90's non-portable cluster size)
 
 // PACK_GQA of a Config, 0 for a space without the knob (attention_d256 has not been tuned with it).
 template <class Config, class = void>
@@ -24,6 +25,16 @@ struct PackGqaOf {
 template <class Config>
 struct PackGqaOf<Config, std::void_t<decltype(Config::PACK_GQA)>> {
   static constexpr int value = Config::PACK_GQA;
+};
+
+// CLUSTER of a Config, 0 for a space without the knob (attention_d256 has not been tuned with it).
+template <class Config, class = void>
+struct ClusterOf {
+  static constexpr int value = 0;
+};
+template <class Config>
+struct ClusterOf<Config, std::void_t<decltype(Config::CLUSTER)>> {
+  static constexpr int value = Config::CLUSTER;
 };
 
 template <class Config>
@@ -41,6 +52,11 @@ struct Traits {
   // 1: a block's rows are (query, head) pairs of one key/value head's group of query heads, so
   // each K/V tile serves the whole group (ForwardParams::packed); 0: rows are one head's queries.
   static constexpr bool kPackGqa = PackGqaOf<Config>::value != 0;
+  // Most key splits merged inside one thread-block cluster (sm_90): the splits of a query block are
+  // the blocks of a cluster, and they combine their partial outputs through distributed shared
+  // memory before exiting, so a split call is one launch with no scratch. 0: splits go through
+  // global scratch and a combine kernel (also the path on devices without clusters).
+  static constexpr int kCluster = ClusterOf<Config>::value;
 
   // Derived.
   static constexpr int kThreads = kWarps * 32;
@@ -54,7 +70,13 @@ struct Traits {
   static constexpr int kQElems = kBlockM * kHeadDim;
   static constexpr int kKVTileElems = kBlockN * kHeadDim;
   static constexpr int kStageElems = 2 * kKVTileElems;    // one K tile and one V tile
-  static constexpr int kSmemBytes = 2 * (kQElems + kStages * kStageElems);
+  static constexpr int kTileBytes = 2 * (kQElems + kStages * kStageElems);
+  // The cluster combine reuses the tiles' shared memory for the block's partial output: fp32 rows
+  // padded by 8 floats (the fragment stores of one quad row land in different banks), then the
+  // rows' log-sum-exps.
+  static constexpr int kPartialStride = kHeadDim + 8;
+  static constexpr int kPartialBytes = kCluster > 0 ? 4 * kBlockM * (kPartialStride + 1) : 0;
+  static constexpr int kSmemBytes = kTileBytes > kPartialBytes ? kTileBytes : kPartialBytes;
   // fp32 accumulators a thread keeps live through the main loop (O, S and, optionally, Q).
   static constexpr int kAccRegs = kMTiles * 4 * (kDTiles + kNTiles + kQRegSteps);
 
@@ -72,6 +94,8 @@ struct Traits {
   static_assert(kQRegSteps >= 0 && kQRegSteps <= kKSteps, "Q_REG_STEPS must lie in [0, HEAD_DIM / 16]");
   static_assert(kSplitTarget >= 0 && kSplitTarget <= kMaxSplitTarget, "SPLIT_TARGET out of range");
   static_assert(PackGqaOf<Config>::value == 0 || PackGqaOf<Config>::value == 1, "PACK_GQA is 0 or 1");
+  static_assert(kCluster == 0 || (kCluster >= 2 && kCluster <= kMaxCluster), "CLUSTER is 0 or in [2, 16]");
+  static_assert(kCluster == 0 || kSplitTarget > 0, "CLUSTER merges key splits: it needs SPLIT_TARGET > 0");
   static_assert(kAccRegs <= 224, "accumulators alone would exhaust the 255 registers of a thread");
 };
 

@@ -133,9 +133,14 @@ void check_split_covered(Tally& tally) {
   kiln::attention::Shape s = kiln::attention::shape_from_problem(problem_of({3, 2, 2, 1, 1000, "fp16", "full", "bshd"}),
                                                                  Config::HEAD_DIM);
   const auto p = kiln::attention::params_for(s.attention_params(nullptr, nullptr, nullptr, nullptr, nullptr));
-  const int splits = kiln::attention::plan_for<Config>(p, sms).splits;
-  const bool ok = splits > 1;
-  std::printf("%s %s splits the keys of a 6-row problem into %d\n", ok ? "ok  " : "FAIL", Config::kiln_name, splits);
+  const kiln::attention::SplitPlan plan = kiln::attention::plan_for<Config>(p, sms);
+  // A CLUSTER variant must merge its splits in a cluster wherever the device has clusters.
+  int major = 0;
+  KILN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  const bool want_cluster = kiln::attention::Traits<Config>::kCluster > 0 && major >= 9;
+  const bool ok = plan.splits > 1 && plan.cluster == want_cluster;
+  std::printf("%s %s splits the keys of a 6-row problem into %d%s\n", ok ? "ok  " : "FAIL", Config::kiln_name,
+              plan.splits, plan.cluster ? ", merged in a cluster" : "");
   (ok ? tally.passed : tally.failed) += 1;
 }
 

@@ -4,10 +4,10 @@
 #include "attention_config.hpp"
 #include "attention_test_support.cuh"
 
-KILN_ATTENTION_CONFIG(D256Default, 256, 64, 32, 4, 2, 0, 2, 0);
-KILN_ATTENTION_CONFIG(D256WideN, 256, 64, 64, 4, 3, 0, 0, 1);
-KILN_ATTENTION_CONFIG(D256EightWarps, 256, 128, 32, 8, 3, 4, 1, 0);
-KILN_ATTENTION_CONFIG(D256QInRegs, 256, 64, 32, 4, 2, 8, 4, 1);
+KILN_ATTENTION_CONFIG(D256Default, 256, 64, 32, 4, 2, 0, 2, 0, 0);
+KILN_ATTENTION_CONFIG(D256WideN, 256, 64, 64, 4, 3, 0, 0, 1, 0);
+KILN_ATTENTION_CONFIG(D256EightWarps, 256, 128, 32, 8, 3, 4, 1, 0, 0);
+KILN_ATTENTION_CONFIG(D256QInRegs, 256, 64, 32, 4, 2, 8, 4, 1, 0);
 
 int main() {
   return attention_test::run_variant_suite<256, D256Default, D256WideN, D256EightWarps, D256QInRegs>();
