@@ -15,6 +15,9 @@ inline constexpr int kMaxSplitTarget = 8;     // largest SPLIT_TARGET (blocks pe
 inline constexpr int kMaxSplits = 64;         // most key/value splits of one problem
 inline constexpr int kMinTilesPerSplit = 2;   // a split below two key tiles costs more than it gains
 inline constexpr int kMaxSmemPerBlock = 232448;  // sm_90 opt-in limit; the space prunes per device
+// Calls with at most this many queries per sequence go to the attention_decode family (its spaces'
+// problems and checks stay within it); longer ones to attention.
+inline constexpr int kDecodeMaxQueries = 16;
 inline constexpr int kMaxCluster = 16;        // largest CLUSTER (sm_90's non-portable cluster size)
 
 // PACK_GQA of a Config, 0 for a space without the knob (attention_d256 has not been tuned with it).

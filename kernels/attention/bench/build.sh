@@ -4,8 +4,8 @@
 # bench_variants.inc) and the four attention test programs, for one GPU architecture.
 #   kernels/attention/bench/build.sh [90a|89] [output dir]
 # The public API dispatches through Kiln's generated headers: KILN_GENERATED_INCLUDE names the
-# folder holding the family header kiln/tuned/attention.hpp and its members' attention_d64.hpp,
-# attention_d128.hpp and attention_d256.hpp (default: the `test` preset's build, whose headers
+# folder holding the family headers kiln/tuned/attention.hpp and attention_decode.hpp and their
+# members' headers (default: the `test` preset's build, whose headers
 # come from presets/records/; a `*-tune` build's come from its tuning).
 # Every translation unit compiles in parallel; ptxas register/spill reports go to ptxas.log.
 set -euo pipefail
@@ -20,7 +20,9 @@ esac
 nvcc="${NVCC:-nvcc}"
 generated="${KILN_GENERATED_INCLUDE:-$root/build/test/kiln/include}"
 if [ ! -f "$generated/kiln/tuned/attention.hpp" ] || [ ! -f "$generated/kiln/tuned/attention_d64.hpp" ] ||
-   [ ! -f "$generated/kiln/tuned/attention_d128.hpp" ] || [ ! -f "$generated/kiln/tuned/attention_d256.hpp" ]; then
+   [ ! -f "$generated/kiln/tuned/attention_d128.hpp" ] || [ ! -f "$generated/kiln/tuned/attention_d256.hpp" ] ||
+   [ ! -f "$generated/kiln/tuned/attention_decode.hpp" ] || [ ! -f "$generated/kiln/tuned/attention_decode_d64.hpp" ] ||
+   [ ! -f "$generated/kiln/tuned/attention_decode_d128.hpp" ]; then
   echo "no generated attention headers in $generated: build Kiln first (cmake --workflow --preset test)," \
        "or set KILN_GENERATED_INCLUDE" >&2
   exit 2

@@ -1,6 +1,8 @@
-// kiln::attention_forward: argument checks, then the variant Kiln chose for the problem: the
-// family header kiln/tuned/attention.hpp switches on the head dimension and asks that member's
-// header (kiln/tuned/attention_d<D>.hpp, generated at build time from the tuning or its record).
+// kiln::attention_forward: argument checks, then the variant Kiln chose for the problem. Decoding
+// calls (seq_q <= kDecodeMaxQueries) go to the family kiln/tuned/attention_decode.hpp, the others
+// to kiln/tuned/attention.hpp; each switches on the head dimension and asks that member's header
+// (kiln/tuned/attention_d<D>.hpp or attention_decode_d<D>.hpp, generated at build time from the
+// tuning or its record).
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -14,6 +16,7 @@
 #include "attention_params.cuh"
 #include "kiln/attention.hpp"
 #include "kiln/tuned/attention.hpp"
+#include "kiln/tuned/attention_decode.hpp"
 
 namespace kiln {
 namespace {
@@ -22,6 +25,7 @@ using attention::ForwardParams;
 using attention::params_for;
 using attention::sm_count;
 namespace family = tuned::attention;
+namespace decode_family = tuned::attention_decode;
 
 [[noreturn]] void reject(const std::string& what) { throw AttentionError("kiln::attention_forward: " + what); }
 
@@ -70,7 +74,9 @@ void validate(const AttentionParams& a) {
   check_strides("o", a.o_strides);
 }
 
-family::Problem to_problem(const AttentionParams& a) {
+// The call as a family's problem (both families' spaces declare the same dims, in the same order).
+template <class Problem>
+Problem to_problem(const AttentionParams& a) {
   return {a.batch,
           a.heads_q,
           a.heads_kv,
@@ -81,13 +87,23 @@ family::Problem to_problem(const AttentionParams& a) {
           ::kiln::Choice{a.q_strides.seq == a.head_dim ? "bhsd" : "bshd"}};
 }
 
+// Calls `launch(config)` with the variant the tuning chose for the call's problem, from the decode
+// family for a head dimension it has and few enough queries, else from the attention family.
+template <class Launch>
+auto dispatch(const AttentionParams& a, Launch&& launch) {
+  if (a.seq_q <= attention::kDecodeMaxQueries && decode_family::has_key(a.head_dim)) {
+    return decode_family::dispatch(a.head_dim, to_problem<decode_family::Problem>(a), launch);
+  }
+  return family::dispatch(a.head_dim, to_problem<family::Problem>(a), launch);
+}
+
 }  // namespace
 
 void attention_forward(const AttentionParams& params, cudaStream_t stream) {
   validate(params);
   const ForwardParams p = params_for(params);
   const int sms = sm_count();
-  const cudaError_t status = family::dispatch(params.head_dim, to_problem(params), [&](auto config) {
+  const cudaError_t status = dispatch(params, [&](auto config) {
     using Config = decltype(config);
     return attention::launch<Config>(p, params.dtype, params.causal, params.workspace, params.workspace_bytes, sms, stream);
   });
@@ -101,15 +117,14 @@ std::size_t attention_workspace_bytes(const AttentionParams& params) {
   validate(params);
   const ForwardParams p = params_for(params);
   const int sms = sm_count();
-  return family::dispatch(params.head_dim, to_problem(params), [&](auto config) {
+  return dispatch(params, [&](auto config) {
     return attention::scratch_bytes_for<decltype(config)>(p, sms);
   });
 }
 
 const char* attention_variant_name(const AttentionParams& params) {
   validate(params);
-  return family::dispatch(params.head_dim, to_problem(params),
-                          [](auto config) -> const char* { return decltype(config)::kiln_name; });
+  return dispatch(params, [](auto config) -> const char* { return decltype(config)::kiln_name; });
 }
 
 }  // namespace kiln
