@@ -120,8 +120,10 @@ void correctness(Tally& tally, int D, AttentionDType dtype, bool causal, int B, 
   const std::string name = std::string(kiln::attention_variant_name(p)) + " " + t.shape.describe() +
                            " packed QKV in, [B,H,S,D] out";
   const double tol = dtype == AttentionDType::bf16 ? 1e-2 : 2e-3;
-  // The family header hands the problem to the member of its head dimension.
-  const std::string member = "attention_d" + std::to_string(D) + "__";
+  // The API picks the family (decode for at most kDecodeMaxQueries queries, where it has the head
+  // dimension), and the family header the member of the head dimension.
+  const bool decode = S <= kiln::attention::kDecodeMaxQueries && D != 256;  // its members: d64, d128
+  const std::string member = (decode ? "attention_decode_d" : "attention_d") + std::to_string(D) + "__";
   expect(tally, std::string(kiln::attention_variant_name(p)).rfind(member, 0) == 0,
          name + ": a variant of the member " + member.substr(0, member.size() - 2));
 
@@ -191,6 +193,9 @@ int main() {
       correctness(tally, D, AttentionDType::bf16, true, 2, 4, 300);   // tails, causal
       correctness(tally, D, AttentionDType::fp16, false, 1, 2, 777);  // few blocks: the split path
       correctness(tally, D, AttentionDType::bf16, false, 1, 1, 64);
+      // Either side of the decode family's bound (16 queries).
+      correctness(tally, D, AttentionDType::bf16, true, 3, 4, 16);
+      correctness(tally, D, AttentionDType::fp16, false, 2, 2, 17);
     }
     // The supported head dimensions are the family's keys (kiln/tuned/attention.hpp).
     expect_error(tally, "head_dim 96", "head_dim 96 is not supported (supported: 64, 128, 256)",
