@@ -178,7 +178,8 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   t->context = context_rates(*t->log, m, spec, ctx_key, t->probed);
 
   t->seed = o.seed != 0 ? o.seed : static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  t->searcher = make_searcher(o.strategy, SearchSpace::from(m), o.strategy_options, t->seed);
+  t->space = SearchSpace::from(m);
+  t->searcher = make_searcher(o.strategy, t->space, o.strategy_options, t->seed);
   if (o.shard) t->searcher = shard_searcher(std::move(t->searcher), m, *o.shard);
 
   worklog::Session session;

@@ -58,6 +58,9 @@ struct Tuning {
   std::int64_t session_id = 0;
   ContextRates context;
   std::uint64_t seed = 0;
+  // The grid the searcher walks. The grid strategies (anneal, genetic, forest) keep a reference to
+  // it, so it lives here, declared before the searcher, which is destroyed first.
+  SearchSpace space;
   std::unique_ptr<Searcher> searcher;
   std::vector<Floor> floors;              // of the listed problems, in order
   std::map<std::string, double> reference_s;  // the silence limit's memory of reference checks

@@ -98,8 +98,9 @@ const std::map<std::string, Strategy>& strategies();
 std::vector<std::string> strategy_names();
 bool register_strategy(Strategy strategy);
 
-// The named strategy over `space`. Throws kiln::Error naming the known strategies for an unknown
-// name, and the strategy's options for an unknown option or a bad value.
+// The named strategy over `space`, which must outlive it (the grid strategies keep a reference).
+// Throws kiln::Error naming the known strategies for an unknown name, and the strategy's options
+// for an unknown option or a bad value.
 std::unique_ptr<Searcher> make_searcher(const std::string& strategy, const SearchSpace& space,
                                         const StrategyOptions& options, std::uint64_t seed);
 

@@ -1,0 +1,32 @@
+cmake_minimum_required(VERSION 3.25)
+# The adaptive searches in a real tuning (cmake -P, with KILN_BUILD, WORK and SOURCE set): on
+# tests/integration/large_project (1000 variants), each of anneal, genetic and forest tunes a fresh
+# build directory and worklog with a budget of 12 variants, compiling on demand, and writes a
+# record of 12 evaluated variants. (Replays run the strategies offline; this runs them in `kiln
+# tune`, whose searcher walks a grid the tuning owns: it once walked a destroyed one and crashed
+# before its first measurement.)
+include("${CMAKE_CURRENT_LIST_DIR}/run_step.cmake")
+file(REMOVE_RECURSE "${WORK}")
+kiln_install_under_test("${KILN_BUILD}" "${WORK}" prefix)
+set(project "${SOURCE}/tests/integration/large_project")
+file(WRITE "${WORK}/init.cmake" "set(KILN_TUNE_ARGS \"--seed=11;--quiet-wait=0\" CACHE STRING \"\")\n")
+foreach(strategy IN ITEMS anneal genetic forest)
+  set(build "${WORK}/${strategy}")
+  kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${project}" -B "${build}" -G Ninja -C "${WORK}/init.cmake"
+                   "-DCMAKE_PREFIX_PATH=${prefix}" -DKILN_TUNE=ON -DKILN_TUNE_BACKENDS=cpu -DKILN_SEARCH=${strategy}
+                   -DKILN_BUDGET=12 -DKILN_REPETITIONS=3 "-DKILN_WORKLOG=${build}/worklog.sqlite"
+                   "-DKILN_RECORDS_DIR=${WORK}/records-${strategy}")
+  kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${build}" OUTPUT_VARIABLE out)
+  kiln_expect("${out}" "sum_squares on [^\n]*: 12 evaluated, 12 passed" "${strategy}: the budget's tally")
+  set(record "${build}/kiln/sum_squares/sum_squares.record.json")
+  if(NOT EXISTS "${record}")
+    message(FATAL_ERROR "${strategy}: no record after tuning:\n${out}")
+  endif()
+  file(READ "${record}" text)
+  string(JSON strategy_recorded GET "${text}" strategy)
+  string(JSON evaluated GET "${text}" counts evaluated)
+  if(NOT strategy_recorded STREQUAL strategy OR NOT evaluated EQUAL 12)
+    message(FATAL_ERROR "${strategy}: the record says strategy ${strategy_recorded}, ${evaluated} evaluated")
+  endif()
+  message(STATUS "adaptive search: ${strategy} tuned 12 of 1000 variants")
+endforeach()
