@@ -2,7 +2,8 @@ cmake_minimum_required(VERSION 3.25)
 # The adaptive searches in a real tuning (cmake -P, with KILN_BUILD, WORK and SOURCE set): on
 # tests/integration/large_project (1000 variants), each of anneal, genetic and forest tunes a fresh
 # build directory and worklog with a budget of 12 variants, compiling on demand, and writes a
-# record of 12 evaluated variants. (Replays run the strategies offline; this runs them in `kiln
+# record of 12 evaluated variants, having compiled those 12 and no other (a search that commits
+# to nothing ahead compiles each proposal when it comes). (Replays run the strategies offline; this runs them in `kiln
 # tune`, whose searcher walks a grid the tuning owns: it once walked a destroyed one and crashed
 # before its first measurement.)
 include("${CMAKE_CURRENT_LIST_DIR}/run_step.cmake")
@@ -28,5 +29,13 @@ foreach(strategy IN ITEMS anneal genetic forest)
   if(NOT strategy_recorded STREQUAL strategy OR NOT evaluated EQUAL 12)
     message(FATAL_ERROR "${strategy}: the record says strategy ${strategy_recorded}, ${evaluated} evaluated")
   endif()
-  message(STATUS "adaptive search: ${strategy} tuned 12 of 1000 variants")
+  # The tuner's own count of what it compiled (the build may have compiled the default before).
+  if(NOT out MATCHES "12/12 \\(12 measured now, ([0-9]+) compiled\\)")
+    message(FATAL_ERROR "${strategy}: no final progress line with the compiled count:\n${out}")
+  endif()
+  set(compiled ${CMAKE_MATCH_1})
+  if(NOT compiled EQUAL 12)
+    message(FATAL_ERROR "${strategy}: ${compiled} variants compiled for 12 proposals:\n${out}")
+  endif()
+  message(STATUS "adaptive search: ${strategy} tuned 12 of 1000 variants, ${compiled} compiled")
 endforeach()
