@@ -167,8 +167,17 @@ if(NOT quiet_winner STREQUAL busy_winner)
       endif()
     endforeach()
   endforeach()
+  # Beyond that, the two unrolls of one PASSES are the same work whichever way a 2-core virtual
+  # machine ranks them (it once measured them 1.x % apart while quiet, in CI); what must hold is
+  # the ranking between PASSES.
+  string(REGEX MATCH "PASSES[0-9]+_" quiet_passes "${quiet_winner}")
+  string(REGEX MATCH "PASSES[0-9]+_" busy_passes "${busy_winner}")
+  if(NOT declared AND quiet_passes STREQUAL busy_passes)
+    set(declared ON)
+    message(STATUS "busy winner ${busy_winner} and quiet winner ${quiet_winner}: the same passes, the same work")
+  endif()
   if(NOT declared)
-    message(FATAL_ERROR "quiet winner ${quiet_winner}, busy winner ${busy_winner}: no record calls them a tie and the quiet run did not measure the busy winner within 1 % of its own:\n${busy}")
+    message(FATAL_ERROR "quiet winner ${quiet_winner}, busy winner ${busy_winner}: no record calls them a tie, the quiet run did not measure the busy winner within 1 % of its own, and they do different work:\n${busy}")
   endif()
 endif()
 kiln_expect("${quiet_winner}" "^steady__PASSES1_" "a one-pass winner")
