@@ -1,5 +1,7 @@
-// CUDA selective scan: each warp walks its channels' whole sequence in chunks; within a chunk the
-// steps are spread over the warp's lanes and joined by a warp scan, fp32 math.
+// CUDA selective scan, ALGO chunk: each warp walks its channels' whole sequence in chunks; within a
+// chunk the steps are spread over the warp's lanes and joined by a warp scan, fp32 math. (ALGO
+// chain, one thread per recurrence in time order, is selective_scan_cuda_chain.cuh; `launch` at
+// the end picks between them.)
 //
 // A warp holds CHANNEL_LANES = 32 / LANES channels (one per lane group) and LANES time lanes:
 // lane = time_lane * CHANNEL_LANES + channel_lane, so neighbouring lanes are channels of the same
@@ -29,6 +31,8 @@
 #include "kiln/choice.hpp"
 #include "kiln/selective_scan.hpp"
 #include "selective_scan_args.hpp"
+#include "selective_scan_cuda_chain.cuh"
+#include "selective_scan_cuda_common.cuh"
 
 namespace kiln::scan {
 
@@ -62,100 +66,6 @@ struct CudaTraits {
 };
 
 namespace cuda_detail {
-
-__device__ __forceinline__ float to_float(float x) { return x; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-
-template <class T>
-__device__ __forceinline__ T from_float(float x) {
-  if constexpr (std::is_same_v<T, float>) {
-    return x;
-  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return __float2bfloat16_rn(x);
-  } else {
-    return __float2half_rn(x);
-  }
-}
-
-// One MUFU.EX2: 2^x, flushing results below 2^-126 to 0 (a state that decays that far is gone).
-__device__ __forceinline__ float ex2(float x) {
-  float r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
-}
-
-// A vector of `Bytes` bytes (8 or 16) as one load or store.
-template <int Bytes>
-using Raw = std::conditional_t<Bytes == 16, uint4, uint2>;
-
-// softplus(x) = max(x, 0) + log1p(e), e = exp(-|x|) in (0, 1], without branches: log1p(e) =
-// 2 atanh(s), s = e / (2 + e) in (0, 1/3], by its series to s^11 (the first term left out is below
-// 1.5e-7 of the sum). Two MUFU ops (ex2, rcp) and about a dozen FMA-pipe ones, where log1pf costs
-// about 25 and a branch; within 1e-6 of the fp64 value wherever dt matters.
-__device__ __forceinline__ float softplus(float x) {
-  constexpr float kLog2e = 1.4426950408889634f;
-  const float e = ex2(-fabsf(x) * kLog2e);
-  const float s = __fdividef(e, 2.0f + e);
-  const float w = s * s;
-  float p = 1.0f / 11.0f;
-  p = p * w + 1.0f / 9.0f;
-  p = p * w + 1.0f / 7.0f;
-  p = p * w + 1.0f / 5.0f;
-  p = p * w + 1.0f / 3.0f;
-  p = p * w + 1.0f;
-  return (2.0f * s) * p + fmaxf(x, 0.0f);
-}
-
-__device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
-
-// Steps t .. t+I-1 of `row` as floats, 0 past `length`. `vec`: the row and t allow vectors of
-// min(16, I x size) bytes and length is a multiple of 16 bytes, so a vector is wholly in or out.
-template <int I, class T>
-__device__ __forceinline__ void load_items(const T* row, std::int64_t t, std::int64_t length, bool vec,
-                                           float (&v)[I]) {
-  constexpr int kBytes = I * static_cast<int>(sizeof(T)) < 16 ? I * static_cast<int>(sizeof(T)) : 16;
-  constexpr int kPer = kBytes / static_cast<int>(sizeof(T));
-  if (vec) {
-#pragma unroll
-    for (int q = 0; q < I; q += kPer) {
-      alignas(16) T e[kPer];
-      if (t + q < length) {
-        *reinterpret_cast<Raw<kBytes>*>(e) = __ldg(reinterpret_cast<const Raw<kBytes>*>(row + t + q));
-#pragma unroll
-        for (int k = 0; k < kPer; ++k) v[q + k] = to_float(e[k]);
-      } else {
-#pragma unroll
-        for (int k = 0; k < kPer; ++k) v[q + k] = 0.0f;
-      }
-    }
-  } else {
-#pragma unroll
-    for (int k = 0; k < I; ++k) v[k] = t + k < length ? to_float(row[t + k]) : 0.0f;
-  }
-}
-
-// Stores steps t .. t+I-1 of `row` that lie before `length`; `vec` as for load_items.
-template <int I, class T>
-__device__ __forceinline__ void store_items(T* row, std::int64_t t, std::int64_t length, bool vec, const float (&v)[I]) {
-  constexpr int kBytes = I * static_cast<int>(sizeof(T)) < 16 ? I * static_cast<int>(sizeof(T)) : 16;
-  constexpr int kPer = kBytes / static_cast<int>(sizeof(T));
-  if (vec) {
-#pragma unroll
-    for (int q = 0; q < I; q += kPer) {
-      if (t + q >= length) break;
-      alignas(16) T e[kPer];
-#pragma unroll
-      for (int k = 0; k < kPer; ++k) e[k] = from_float<T>(v[q + k]);
-      *reinterpret_cast<Raw<kBytes>*>(row + t + q) = *reinterpret_cast<const Raw<kBytes>*>(e);
-    }
-  } else {
-#pragma unroll
-    for (int k = 0; k < I; ++k) {
-      if (t + k < length) row[t + k] = from_float<T>(v[k]);
-    }
-  }
-}
 
 // Copies rows n0 .. n0+kStageStates-1 of B or C (`bc`, [state][length]) over the chunk's steps
 // t0 .. t0+kChunk-1 into `stage` as fp32, [row][padded step]; 0 for rows past `state` and steps
@@ -364,16 +274,9 @@ std::size_t scan_shared_bytes(std::int64_t state) {
          sizeof(float);
 }
 
-// Enqueues the scan on `stream`; T is float, __nv_bfloat16 or __half. The arguments are checked
-// by the caller (kiln/selective_scan.hpp), including the grid size (scan_blocks below 2^31).
+// Enqueues the chunk kernel; the caller has handled empty problems.
 template <class Config, class T>
-cudaError_t launch(const ScanArgs<T>& a, cudaStream_t stream) {
-  if (a.batch <= 0 || a.channels <= 0) return cudaSuccess;
-  if (a.length == 0) {
-    if (a.final_state == nullptr) return cudaSuccess;
-    return cudaMemsetAsync(a.final_state, 0, static_cast<std::size_t>(a.batch * a.channels * a.state) * sizeof(float),
-                           stream);
-  }
+cudaError_t launch_chunk(const ScanArgs<T>& a, cudaStream_t stream) {
   constexpr std::int64_t kChannels = CudaTraits<Config>::kChannels;
   const std::int64_t per_group = a.channels / a.groups;
   const std::int64_t blocks_per_group = (per_group + kChannels - 1) / kChannels;
@@ -381,6 +284,25 @@ cudaError_t launch(const ScanArgs<T>& a, cudaStream_t stream) {
   selective_scan_kernel<Config, T><<<static_cast<unsigned>(blocks), CudaTraits<Config>::kThreads,
                                      scan_shared_bytes<Config>(a.state), stream>>>(a, blocks_per_group);
   return cudaGetLastError();
+}
+
+// Enqueues the scan on `stream`, by the configuration's ALGO (chunk: this file's kernel; chain:
+// selective_scan_cuda_chain.cuh); T is float, __nv_bfloat16 or __half. The arguments are checked
+// by the caller (kiln/selective_scan.hpp), including the grid size (below 2^31 blocks).
+template <class Config, class T>
+cudaError_t launch(const ScanArgs<T>& a, cudaStream_t stream) {
+  static_assert(Config::ALGO == "chunk" || Config::ALGO == "chain", "ALGO: chunk or chain");
+  if (a.batch <= 0 || a.channels <= 0) return cudaSuccess;
+  if (a.length == 0) {
+    if (a.final_state == nullptr) return cudaSuccess;
+    return cudaMemsetAsync(a.final_state, 0, static_cast<std::size_t>(a.batch * a.channels * a.state) * sizeof(float),
+                           stream);
+  }
+  if constexpr (Config::ALGO == "chain") {
+    return launch_chain<Config>(a, stream);
+  } else {
+    return launch_chunk<Config>(a, stream);
+  }
 }
 
 }  // namespace kiln::scan

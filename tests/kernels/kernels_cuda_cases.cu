@@ -13,6 +13,7 @@
 #include "kernels_cuda_cases.hpp"
 #include "kiln/cuda_support.hpp"
 #include "kiln/nbody.hpp"
+#include "kiln/choice.hpp"
 #include "kiln/selective_scan.hpp"
 #include "nbody_cuda.cuh"
 #include "nbody_tree_cuda.cuh"
@@ -72,16 +73,30 @@ struct NbodyCluster {
   static constexpr int THREADS = 128, BODIES = 1, JSPLIT = 4, UNROLL = 8, CLUSTER = 8;
 };
 
-// selective_scan_cuda.space.json corners: the default (16 time lanes x 2 channels a warp, 4
-// warps), one channel a warp over 32 time lanes with two states at once in 8 warps (the shortest
-// items, unpadded rows), four channels a warp over 8 time lanes of 16 items, a one-warp block of 16
-// items (two states staged at a time, so state 16 takes eight staging rounds), two states at once
-// in two warps (odd state counts leave a padded state), and the smallest block and chunk.
+// selective_scan_cuda.space.json corners. ALGO chunk: 16 time lanes x 2 channels a warp, 4 warps;
+// one channel a warp over 32 time lanes with two states at once in 8 warps (the shortest items,
+// unpadded rows); four channels a warp over 8 time lanes of 16 items; a one-warp block of 16 items
+// (two states staged at a time, so state 16 takes eight staging rounds); two states at once in two
+// warps (odd state counts leave a padded state); the smallest block and chunk. ALGO chain: the
+// default (16 state lanes, one state each, 4 warps, tiles of 64 steps); 4 lanes of 4 states (state
+// 16 in one pass, 32 channels a block); 8 lanes of one state over 32-step tiles (state 16 in two
+// passes, the other states' h in shared memory); 16 lanes of 4 states (64 states a pass, most of
+// them padding at state 16) in one warp.
 template <int TL, int I, int W, int S>
 struct ScanConfig {
-  static constexpr int LANES = TL, ITEMS = I, WARPS = W, STATES = S;
+  static constexpr kiln::Choice ALGO{"chunk"};
+  static constexpr int LANES = TL, ITEMS = I, STATE_LANES = 16, TILE = 64, WARPS = W, STATES = S;
 };
-using ScanDefault = ScanConfig<16, 8, 4, 1>;
+template <int SL, int TT, int W, int S>
+struct ScanChainConfig {
+  static constexpr kiln::Choice ALGO{"chain"};
+  static constexpr int LANES = 16, ITEMS = 8, STATE_LANES = SL, TILE = TT, WARPS = W, STATES = S;
+};
+using ScanDefault = ScanChainConfig<16, 64, 4, 1>;
+using ScanChainWide = ScanChainConfig<4, 64, 4, 4>;
+using ScanChainPasses = ScanChainConfig<8, 32, 2, 1>;
+using ScanChainPadded = ScanChainConfig<16, 32, 1, 4>;
+using ScanChunk = ScanConfig<16, 8, 4, 1>;
 using ScanLanes = ScanConfig<32, 4, 8, 2>;
 using ScanChannels = ScanConfig<8, 16, 2, 1>;
 using ScanWarp = ScanConfig<32, 16, 1, 1>;
@@ -255,12 +270,16 @@ std::vector<kiln::CheckResult> run_scan(const kiln::scan::Shape& s, const kiln::
 
 const std::map<std::string, ScanRunner>& scan_runners() {
   static const std::map<std::string, ScanRunner> runners{
-      {"LANES16_ITEMS8_WARPS4_STATES1", &run_scan<ScanDefault>},
-      {"LANES32_ITEMS4_WARPS8_STATES2", &run_scan<ScanLanes>},
-      {"LANES8_ITEMS16_WARPS2_STATES1", &run_scan<ScanChannels>},
-      {"LANES32_ITEMS16_WARPS1_STATES1", &run_scan<ScanWarp>},
-      {"LANES16_ITEMS8_WARPS2_STATES2", &run_scan<ScanStates>},
-      {"LANES8_ITEMS4_WARPS1_STATES2", &run_scan<ScanSmall>},
+      {"ALGOchain_LANES16_ITEMS8_STATE_LANES16_TILE64_WARPS4_STATES1", &run_scan<ScanDefault>},
+      {"ALGOchain_LANES16_ITEMS8_STATE_LANES4_TILE64_WARPS4_STATES4", &run_scan<ScanChainWide>},
+      {"ALGOchain_LANES16_ITEMS8_STATE_LANES8_TILE32_WARPS2_STATES1", &run_scan<ScanChainPasses>},
+      {"ALGOchain_LANES16_ITEMS8_STATE_LANES16_TILE32_WARPS1_STATES4", &run_scan<ScanChainPadded>},
+      {"ALGOchunk_LANES16_ITEMS8_STATE_LANES16_TILE64_WARPS4_STATES1", &run_scan<ScanChunk>},
+      {"ALGOchunk_LANES32_ITEMS4_STATE_LANES16_TILE64_WARPS8_STATES2", &run_scan<ScanLanes>},
+      {"ALGOchunk_LANES8_ITEMS16_STATE_LANES16_TILE64_WARPS2_STATES1", &run_scan<ScanChannels>},
+      {"ALGOchunk_LANES32_ITEMS16_STATE_LANES16_TILE64_WARPS1_STATES1", &run_scan<ScanWarp>},
+      {"ALGOchunk_LANES16_ITEMS8_STATE_LANES16_TILE64_WARPS2_STATES2", &run_scan<ScanStates>},
+      {"ALGOchunk_LANES8_ITEMS4_STATE_LANES16_TILE64_WARPS1_STATES2", &run_scan<ScanSmall>},
   };
   return runners;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds, with nvcc alone, libkiln_selective_scan_bench.so: the tuned CUDA selective scan (the
+# Builds, with nvcc alone, selective_scan_variants_bench (named configurations launched directly) and
+# libkiln_selective_scan_bench.so: the tuned CUDA selective scan (the
 # public function and its dispatch) behind a C ABI, for bench_selective_scan.py.
 #   kernels/scan/bench/build.sh [90a|89] [output dir]
 # KILN_GENERATED_INCLUDE names the folder holding kiln/tuned/selective_scan_cuda.hpp (default: the
@@ -14,6 +15,9 @@ case "$arch" in
   89) gencode="-gencode=arch=compute_89,code=sm_89" ;;
   *) echo "architecture must be 90a or 89" >&2; exit 2 ;;
 esac
+"${NVCC:-nvcc}" -std=c++17 -O3 -lineinfo $gencode -I"$root/kernels/scan" -I"$root/kernels/scan/include" \
+  -I"$root/autotune/include" -o "$out/selective_scan_variants_bench" "$root/kernels/scan/bench/selective_scan_variants_bench.cu"
+echo "built $out/selective_scan_variants_bench"
 generated="${KILN_GENERATED_INCLUDE:-$root/build/test/kiln/include}"
 if [ ! -f "$generated/kiln/tuned/selective_scan_cuda.hpp" ]; then
   echo "no generated selective_scan_cuda header in $generated: build Kiln with CUDA first (cmake --workflow --preset test)," \
