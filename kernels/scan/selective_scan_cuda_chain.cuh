@@ -11,17 +11,19 @@
 //
 // A block owns CHANNELS = WARPS x 32 / STATE_LANES channels of one group; lane = channel x
 // STATE_LANES + state lane, so a channel's lanes are neighbours. Time goes in tiles of TILE steps:
-//   A. the block computes dt = softplus(delta + bias), dt u and D u of its channels' steps once
-//      (shared memory, fp32) and stages B and C of the pass's states as fp32, step-major, so that a
-//      lane reads its STATES states of one step with one vector load that every channel shares;
+//   A. each lane computes dt = softplus(delta + bias), dt u and D u of TILE / STATE_LANES steps of
+//      its own channel (shared memory, fp32), and the block stages B and C of the pass's states as
+//      fp32, a row per state, so that a lane reads 4 steps of a state with one 16-byte load that
+//      every channel of the block shares;
 //   B. each lane walks the tile's steps: for its states a = ex2(dt A log2 e), h = a h + dt u B,
 //      p = sum C h; every STATE_LANES steps the channel's lanes sum their p by a transpose
 //      reduction (each lane ends with one step's sum: log2(STATE_LANES) shuffle rounds, halving
 //      the values each round) and add it to the tile's y in shared memory;
-//   C. the block applies silu(z) and stores y.
-// With more than STATE_LANES x STATES states, passes over the state groups repeat B per tile and
-// keep the other groups' h in shared memory. Steps past the sequence's end are the identity
-// (dt = 0: a = 1, b = 0), so the final state is the last step's.
+//   C. each lane applies silu(z) to its steps of A and stores y.
+// The next tile's u, delta, z, B and C are loaded into registers (as stored) while a tile is
+// computed. With more than STATE_LANES x STATES states, passes over the state groups repeat B per
+// tile and keep the other groups' h in shared memory. Steps past the sequence's end are the
+// identity (dt = 0: a = 1, b = 0), so the final state is the last step's.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
