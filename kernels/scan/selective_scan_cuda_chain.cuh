@@ -131,7 +131,7 @@ __device__ __forceinline__ void transpose_reduce(float (&v)[SL], int sl) {
 // kernel takes any length, alignment and state count.
 template <class Config, class T, bool FAST>
 __global__ void __launch_bounds__(ChainTraits<Config>::kThreads, ChainTraits<Config>::kMinBlocks)
-    selective_scan_chain_kernel(ScanArgs<T> a, std::int64_t blocks_per_group) {
+    selective_scan_chain_kernel(ScanArgs<T> a, std::int64_t per_group_blocks) {
   constexpr bool VEC = FAST, ONE_PASS = FAST;
   using Tr = ChainTraits<Config>;
   using namespace cuda_detail;
@@ -154,14 +154,10 @@ __global__ void __launch_bounds__(ChainTraits<Config>::kThreads, ChainTraits<Con
   const int sl = lane % SL;  // state lane
   const int cb = tid / SL;   // channel within the block
   const std::int64_t L = a.length, N = a.state;
-  const std::int64_t per_group = a.channels / a.groups;
-  const std::int64_t unit = blockIdx.x;
-  const std::int64_t b = unit / (a.groups * blocks_per_group);
-  const std::int64_t g = unit / blocks_per_group % a.groups;
-  const std::int64_t d0 = g * per_group + unit % blocks_per_group * CH;
-  const std::int64_t group_end = g * per_group + per_group;
-  const T* Bg = a.B + (b * a.groups + g) * N * L;
-  const T* Cg = a.C + (b * a.groups + g) * N * L;
+  const BlockChannels<T> blk = block_channels(a, per_group_blocks, CH);
+  const std::int64_t b = blk.b, d0 = blk.d0, group_end = blk.group_end;
+  const T* Bg = blk.B;
+  const T* Cg = blk.C;
   // A channel past the group's end computes on the group's last channel and stores nothing.
   const bool valid = d0 + cb < group_end;
   const std::int64_t d = valid ? d0 + cb : group_end - 1;
@@ -345,17 +341,9 @@ __global__ void __launch_bounds__(ChainTraits<Config>::kThreads, ChainTraits<Con
   }
 }
 
-// Blocks of one chain launch: CHANNELS channels of one group of one batch each.
-template <class Config>
-std::int64_t chain_blocks(std::int64_t batch, std::int64_t channels, std::int64_t groups) {
-  constexpr std::int64_t kChannels = ChainTraits<Config>::kChannels;
-  return batch * groups * ((channels / groups + kChannels - 1) / kChannels);
-}
-
 template <class Config, class T, bool FAST>
 cudaError_t launch_chain_as(const ScanArgs<T>& a, cudaStream_t stream) {
-  constexpr std::int64_t kChannels = ChainTraits<Config>::kChannels;
-  const std::int64_t blocks_per_group = (a.channels / a.groups + kChannels - 1) / kChannels;
+  const std::int64_t per_group_blocks = cuda_detail::blocks_per_group(a.channels, a.groups, ChainTraits<Config>::kChannels);
   const std::size_t bytes = chain_shared_bytes<Config>(a.state);
   if (bytes > 48 * 1024) {
     // Large states over several passes carry every state's h in shared memory (up to 32 KiB).
@@ -363,8 +351,8 @@ cudaError_t launch_chain_as(const ScanArgs<T>& a, cudaStream_t stream) {
                                                     cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
     if (status != cudaSuccess) return status;
   }
-  selective_scan_chain_kernel<Config, T, FAST><<<static_cast<unsigned>(chain_blocks<Config>(a.batch, a.channels, a.groups)),
-                                                ChainTraits<Config>::kThreads, bytes, stream>>>(a, blocks_per_group);
+  selective_scan_chain_kernel<Config, T, FAST><<<static_cast<unsigned>(a.batch * a.groups * per_group_blocks),
+                                                ChainTraits<Config>::kThreads, bytes, stream>>>(a, per_group_blocks);
   return cudaGetLastError();
 }
 

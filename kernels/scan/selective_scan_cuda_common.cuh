@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "selective_scan_args.hpp"
+
 namespace kiln::scan {
 
 namespace cuda_detail {
@@ -104,6 +106,35 @@ __device__ __forceinline__ void store_items(T* row, std::int64_t t, std::int64_t
       if (t + k < length) row[t + k] = from_float<T>(v[k]);
     }
   }
+}
+
+// Both kernels lay their blocks out as [batch][group][channel block], a block holding up to
+// `per_block` consecutive channels of one group (the group's last block may hold fewer).
+inline std::int64_t blocks_per_group(std::int64_t channels, std::int64_t groups, std::int64_t per_block) {
+  return (channels / groups + per_block - 1) / per_block;
+}
+
+// The batch, group and channels of this block, and the group's B and C.
+template <class T>
+struct BlockChannels {
+  std::int64_t b, g, d0, group_end;  // channels d0 .. min(d0 + per_block, group_end) - 1
+  const T* B;
+  const T* C;
+};
+
+template <class T>
+__device__ __forceinline__ BlockChannels<T> block_channels(const ScanArgs<T>& a, std::int64_t per_group_blocks,
+                                                           std::int64_t per_block) {
+  const std::int64_t per_group = a.channels / a.groups;
+  const std::int64_t unit = blockIdx.x;
+  BlockChannels<T> c;
+  c.b = unit / (a.groups * per_group_blocks);
+  c.g = unit / per_group_blocks % a.groups;
+  c.d0 = c.g * per_group + unit % per_group_blocks * per_block;
+  c.group_end = c.g * per_group + per_group;
+  c.B = a.B + (c.b * a.groups + c.g) * a.state * a.length;
+  c.C = a.C + (c.b * a.groups + c.g) * a.state * a.length;
+  return c;
 }
 
 }  // namespace cuda_detail

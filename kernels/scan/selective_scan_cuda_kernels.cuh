@@ -107,7 +107,7 @@ __device__ __forceinline__ void stage_rows(const T* bc, std::int64_t n0, std::in
 
 template <class Config, class T>
 __global__ void __launch_bounds__(CudaTraits<Config>::kThreads)
-    selective_scan_kernel(ScanArgs<T> a, std::int64_t blocks_per_group) {
+    selective_scan_kernel(ScanArgs<T> a, std::int64_t per_group_blocks) {
   using Tr = CudaTraits<Config>;
   using namespace cuda_detail;
   constexpr int I = Tr::kItems, S = Tr::kStates, TL = Tr::kLanes, CL = Tr::kChannelLanes;
@@ -122,14 +122,10 @@ __global__ void __launch_bounds__(CudaTraits<Config>::kThreads)
   const int j = lane / CL;                                   // time lane
   const int cb = tid / 32 * CL + lane % CL;                  // channel within the block
   const std::int64_t L = a.length, N = a.state;
-  const std::int64_t per_group = a.channels / a.groups;
-  const std::int64_t unit = blockIdx.x;
-  const std::int64_t b = unit / (a.groups * blocks_per_group);
-  const std::int64_t g = unit / blocks_per_group % a.groups;
-  const std::int64_t d0 = g * per_group + unit % blocks_per_group * Tr::kChannels;
-  const std::int64_t group_end = g * per_group + per_group;
-  const T* Bg = a.B + (b * a.groups + g) * N * L;
-  const T* Cg = a.C + (b * a.groups + g) * N * L;
+  const BlockChannels<T> blk = block_channels(a, per_group_blocks, Tr::kChannels);
+  const std::int64_t b = blk.b, d0 = blk.d0, group_end = blk.group_end;
+  const T* Bg = blk.B;
+  const T* Cg = blk.C;
 
   // A channel past the group's end computes on the group's last channel and stores nothing.
   const bool valid = d0 + cb < group_end;
@@ -258,14 +254,6 @@ __global__ void __launch_bounds__(CudaTraits<Config>::kThreads)
   }
 }
 
-// Blocks of one launch: CHANNEL_LANES x WARPS channels of one group of one batch each.
-template <class Config>
-std::int64_t scan_blocks(std::int64_t batch, std::int64_t channels, std::int64_t groups) {
-  const std::int64_t per_group = channels / groups;
-  constexpr std::int64_t kChannels = CudaTraits<Config>::kChannels;
-  return batch * groups * ((per_group + kChannels - 1) / kChannels);
-}
-
 // Dynamic shared memory of a launch: the staged B and C rows and the carried states.
 template <class Config>
 std::size_t scan_shared_bytes(std::int64_t state) {
@@ -277,12 +265,10 @@ std::size_t scan_shared_bytes(std::int64_t state) {
 // Enqueues the chunk kernel; the caller has handled empty problems.
 template <class Config, class T>
 cudaError_t launch_chunk(const ScanArgs<T>& a, cudaStream_t stream) {
-  constexpr std::int64_t kChannels = CudaTraits<Config>::kChannels;
-  const std::int64_t per_group = a.channels / a.groups;
-  const std::int64_t blocks_per_group = (per_group + kChannels - 1) / kChannels;
-  const std::int64_t blocks = scan_blocks<Config>(a.batch, a.channels, a.groups);
-  selective_scan_kernel<Config, T><<<static_cast<unsigned>(blocks), CudaTraits<Config>::kThreads,
-                                     scan_shared_bytes<Config>(a.state), stream>>>(a, blocks_per_group);
+  const std::int64_t per_group_blocks = cuda_detail::blocks_per_group(a.channels, a.groups, CudaTraits<Config>::kChannels);
+  selective_scan_kernel<Config, T><<<static_cast<unsigned>(a.batch * a.groups * per_group_blocks),
+                                     CudaTraits<Config>::kThreads, scan_shared_bytes<Config>(a.state), stream>>>(
+      a, per_group_blocks);
   return cudaGetLastError();
 }
 

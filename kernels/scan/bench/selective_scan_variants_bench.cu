@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "kiln/choice.hpp"
+#include "kiln/counter_random.hpp"
 #include "selective_scan_cuda_kernels.cuh"
 
 namespace {
@@ -50,34 +52,18 @@ struct Config {
   static constexpr int STATE_LANES = STATE_LANES_, TILE = TILE_;
 };
 
-__device__ __host__ inline float hash_uniform(unsigned long long i, unsigned stream) {
-  unsigned long long h = i * 0x9E3779B97F4A7C15ull ^ (static_cast<unsigned long long>(stream) << 40);
-  h ^= h >> 31;
-  h *= 0xBF58476D1CE4E5B9ull;
-  h ^= h >> 29;
-  return static_cast<float>(h >> 40) / 16777216.0f;  // [0, 1)
+using kiln::scan::cuda_detail::from_float;
+using kiln::scan::cuda_detail::to_float;
+
+// The bench's inputs: counter-based uniforms of stream `stream` (kiln/counter_random.hpp).
+constexpr std::uint64_t kSeed = 1;
+__host__ __device__ inline float uniform(std::uint64_t i, std::uint64_t stream) {
+  return kiln::random::uniform(kSeed, stream, i);
 }
 
 template <class T>
-__device__ T from_f(float v) {
-  if constexpr (std::is_same_v<T, float>) {
-    return v;
-  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return __float2bfloat16_rn(v);
-  } else {
-    return __float2half_rn(v);
-  }
-}
-
-template <class T>
-__device__ double to_d(T v) {
-  if constexpr (std::is_same_v<T, float>) {
-    return v;
-  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return __bfloat162float(v);
-  } else {
-    return __half2float(v);
-  }
+__device__ double to_double(T v) {
+  return static_cast<double>(to_float(v));
 }
 
 // x[i] = lo + (hi - lo) * uniform, in T.
@@ -85,7 +71,7 @@ template <class T>
 __global__ void fill(T* x, long long n, unsigned stream, float lo, float hi) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    x[i] = from_f<T>(lo + (hi - lo) * hash_uniform(static_cast<unsigned long long>(i), stream));
+    x[i] = from_float<T>(lo + (hi - lo) * uniform(static_cast<std::uint64_t>(i), stream));
   }
 }
 
@@ -106,18 +92,18 @@ __global__ void reference_check(kiln::scan::ScanArgs<T> a, const long long* rows
   for (int n = 0; n < N; ++n) h[n] = 0;
   double e = 0, m = 0;
   for (long long t = 0; t < L; ++t) {
-    const double u = to_d(a.u[r * L + t]);
-    double dt = to_d(a.delta[r * L + t]) + a.delta_bias[d];
+    const double u = to_double(a.u[r * L + t]);
+    double dt = to_double(a.delta[r * L + t]) + a.delta_bias[d];
     dt = dt <= 20.0 ? log1p(exp(dt)) : dt;
     double acc = 0;
     for (int n = 0; n < N; ++n) {
-      h[n] = exp(dt * a.A[d * N + n]) * h[n] + dt * to_d(Bt[n * L + t]) * u;
-      acc += to_d(Ct[n * L + t]) * h[n];
+      h[n] = exp(dt * a.A[d * N + n]) * h[n] + dt * to_double(Bt[n * L + t]) * u;
+      acc += to_double(Ct[n * L + t]) * h[n];
     }
     acc += a.D[d] * u;
-    const double z = to_d(a.z[r * L + t]);
+    const double z = to_double(a.z[r * L + t]);
     acc *= z / (1.0 + exp(-z));
-    e = fmax(e, fabs(to_d(a.y[r * L + t]) - acc));
+    e = fmax(e, fabs(to_double(a.y[r * L + t]) - acc));
     m = fmax(m, fabs(acc));
   }
   for (int n = 0; n < N; ++n) e = fmax(e, fabs(static_cast<double>(a.final_state[r * N + n]) - h[n]));
@@ -157,67 +143,39 @@ Variant make_variant() {
   return v;
 }
 
-// The space's feasible configurations (selective_scan_cuda.space.json's constraints; the register
-// bound with the H200's 65536 registers per SM).
-template <int L, int I, int W, int S>
-void add_chunk(std::vector<Variant>& out) {
-  constexpr int channels = W * 32 / L, live = I * (3 + 2 * S);
-  if constexpr (channels <= 8 && live <= 80 && W * 32 * (5 * live / 4 + 56) <= 65536) {
-    out.push_back(make_variant<Config<false, L, I, W, S, 4, 64>>());
-  }
-}
-template <int L, int I, int W>
-void add_chunk_states(std::vector<Variant>& out) {
-  add_chunk<L, I, W, 1>(out);
-  add_chunk<L, I, W, 2>(out);
-}
-template <int L, int I>
-void add_chunk_warps(std::vector<Variant>& out) {
-  add_chunk_states<L, I, 1>(out);
-  add_chunk_states<L, I, 2>(out);
-  add_chunk_states<L, I, 4>(out);
-  add_chunk_states<L, I, 8>(out);
-}
-template <int L>
-void add_chunk_items(std::vector<Variant>& out) {
-  add_chunk_warps<L, 4>(out);
-  add_chunk_warps<L, 8>(out);
-  add_chunk_warps<L, 16>(out);
+// Calls f(std::integral_constant<int, V>{}) for each V.
+template <int... V, class F>
+void each(F&& f) {
+  (f(std::integral_constant<int, V>{}), ...);
 }
 
-template <int SL, int S, int W, int TT>
-void add_chain(std::vector<Variant>& out) {
-  if constexpr (W * 32 / SL <= 32) out.push_back(make_variant<Config<true, 16, 8, W, S, SL, TT>>());
-}
-template <int SL, int S, int W>
-void add_chain_tiles(std::vector<Variant>& out) {
-  add_chain<SL, S, W, 32>(out);
-  add_chain<SL, S, W, 64>(out);
-}
-template <int SL, int S>
-void add_chain_warps(std::vector<Variant>& out) {
-  add_chain_tiles<SL, S, 1>(out);
-  add_chain_tiles<SL, S, 2>(out);
-  add_chain_tiles<SL, S, 4>(out);
-  add_chain_tiles<SL, S, 8>(out);
-}
-template <int SL>
-void add_chain_states(std::vector<Variant>& out) {
-  add_chain_warps<SL, 1>(out);
-  add_chain_warps<SL, 2>(out);
-  add_chain_warps<SL, 4>(out);
-}
-
+// The space's feasible configurations (selective_scan_cuda.space.json's values and constraints;
+// the chunk's register bound with the H200's 65536 registers per SM).
 std::vector<Variant> all_variants() {
   std::vector<Variant> v;
 #ifndef KILN_BENCH_CHAIN_ONLY
-  add_chunk_items<8>(v);
-  add_chunk_items<16>(v);
-  add_chunk_items<32>(v);
+  each<8, 16, 32>([&](auto L) {
+    each<4, 8, 16>([&](auto I) {
+      each<1, 2, 4, 8>([&](auto W) {
+        each<1, 2>([&](auto S) {
+          constexpr int channels = W * 32 / L, live = I * (3 + 2 * S);
+          if constexpr (channels <= 8 && live <= 80 && W * 32 * (5 * live / 4 + 56) <= 65536) {
+            v.push_back(make_variant<Config<false, L, I, W, S, 16, 64>>());
+          }
+        });
+      });
+    });
+  });
 #endif
-  add_chain_states<4>(v);
-  add_chain_states<8>(v);
-  add_chain_states<16>(v);
+  each<4, 8, 16>([&](auto SL) {
+    each<1, 2, 4>([&](auto S) {
+      each<1, 2, 4, 8>([&](auto W) {
+        each<32, 64>([&](auto TT) {
+          if constexpr (W * 32 / SL <= 32) v.push_back(make_variant<Config<true, 16, 8, W, S, SL, TT>>());
+        });
+      });
+    });
+  });
   return v;
 }
 
@@ -247,9 +205,9 @@ void bench_shape(const Shape& s, const std::vector<const Variant*>& variants, in
   // log-uniform [1e-3, 1e-1].
   std::vector<float> hA(s.channels * kState), hD(s.channels), hbias(s.channels);
   for (long long d = 0; d < s.channels; ++d) {
-    for (int n = 0; n < kState; ++n) hA[d * kState + n] = -(n + 1) * (0.5f + hash_uniform(d * kState + n, 6));
-    hD[d] = 0.5f + hash_uniform(d, 7);
-    const double dt0 = std::exp(std::log(1e-3) + hash_uniform(d, 8) * std::log(100.0));
+    for (int n = 0; n < kState; ++n) hA[d * kState + n] = -(n + 1) * (0.5f + uniform(d * kState + n, 6));
+    hD[d] = 0.5f + uniform(d, 7);
+    const double dt0 = std::exp(std::log(1e-3) + uniform(d, 8) * std::log(100.0));
     hbias[d] = static_cast<float>(std::log(std::expm1(dt0)));
   }
   BENCH_CHECK(cudaMemcpy(A, hA.data(), hA.size() * sizeof(float), cudaMemcpyHostToDevice));
