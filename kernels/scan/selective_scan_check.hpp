@@ -72,15 +72,41 @@ enum class Tensor : std::uint64_t { u = 1, delta, z, B, C, A, D, delta_bias };
 // [1e-3, 1e-1] (Mamba's dt initialisation) and delta in [-0.5, 0.5); without, dt = delta +
 // delta_bias in [0, 0.12). A[d, n] = -(n + 1) x [0.5, 1.5) (Mamba's S4D-real initialisation), so
 // states decay over 1 to about 1000 steps; u, B, C in [-1, 1), z in [-2, 2), D in [0.5, 1.5).
+// The I/O tensors (u, delta, z, B, C) are uniform in [lo, hi): lo + (hi - lo) r, the form of
+// kiln::cuda::fill_uniform, so the CUDA workload draws them on the device bit for bit as here (each
+// value is exact in fp32 but 0.1 r, which both round once).
+struct IoRange {
+  float lo, hi;
+};
+
+inline bool is_io(Tensor t) {
+  return t == Tensor::u || t == Tensor::delta || t == Tensor::z || t == Tensor::B || t == Tensor::C;
+}
+
+inline IoRange io_range(Tensor t, const Options& o) {
+  switch (t) {
+    case Tensor::u:
+    case Tensor::B:
+    case Tensor::C: return {-1.0f, 1.0f};
+    case Tensor::delta: return o.softplus ? IoRange{-0.5f, 0.5f} : IoRange{0.0f, 0.1f};
+    case Tensor::z: return {-2.0f, 2.0f};
+    default: throw Error("selective_scan: io_range of a tensor that is not an input row");
+  }
+}
+
 inline float input_value(std::uint64_t seed, Tensor t, std::int64_t i, const Shape& s, const Options& o) {
   const float r = ::kiln::random::uniform(seed, static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(i));
   float v = 0.0f;
   switch (t) {
     case Tensor::u:
     case Tensor::B:
-    case Tensor::C: v = -1.0f + 2.0f * r; break;
-    case Tensor::delta: v = o.softplus ? -0.5f + r : 0.1f * r; break;
-    case Tensor::z: v = -2.0f + 4.0f * r; break;
+    case Tensor::C:
+    case Tensor::delta:
+    case Tensor::z: {
+      const IoRange range = io_range(t, o);
+      v = range.lo + (range.hi - range.lo) * r;
+      break;
+    }
     case Tensor::A: return -static_cast<float>(i % s.state + 1) * (0.5f + r);
     case Tensor::D: return 0.5f + r;
     case Tensor::delta_bias: {

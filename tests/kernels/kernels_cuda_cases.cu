@@ -28,7 +28,7 @@ namespace {
 
 // softmax_cuda.space.json corners: block per row (the default), warp per row with 8-byte
 // accesses, four rows per block with a 1024-element cache, the widest block cache, four lanes per
-// row (sub-warp rows), a row split over a cluster of four blocks (sm_90 only; its wide rows stream
+// row (sub-warp rows), one lane a row with 16-byte accesses, a row split over a cluster of four blocks (sm_90 only; its wide rows stream
 // over the cluster), and rows staged through shared memory by two lanes and by two warps a row.
 struct SoftmaxBlockRow {
   static constexpr int THREADS = 256, ROW_THREADS = 256, SPLIT = 1, CACHE = 32, VEC_BYTES = 16, STAGE = 0;
@@ -44,6 +44,9 @@ struct SoftmaxWidest {
 };
 struct SoftmaxLanes {
   static constexpr int THREADS = 128, ROW_THREADS = 4, SPLIT = 1, CACHE = 8, VEC_BYTES = 8, STAGE = 0;
+};
+struct SoftmaxOneLane {
+  static constexpr int THREADS = 128, ROW_THREADS = 1, SPLIT = 1, CACHE = 8, VEC_BYTES = 16, STAGE = 0;
 };
 struct SoftmaxCluster {
   static constexpr int THREADS = 512, ROW_THREADS = 512, SPLIT = 4, CACHE = 16, VEC_BYTES = 16, STAGE = 0;
@@ -354,6 +357,7 @@ const std::map<std::string, SoftmaxRunners>& softmax_runners() {
       {"THREADS512_ROW_THREADS128_SPLIT1_CACHE8_VEC_BYTES16_STAGE0", softmax_runners_for<SoftmaxFourRows>()},
       {"THREADS1024_ROW_THREADS1024_SPLIT1_CACHE16_VEC_BYTES16_STAGE0", softmax_runners_for<SoftmaxWidest>()},
       {"THREADS128_ROW_THREADS4_SPLIT1_CACHE8_VEC_BYTES8_STAGE0", softmax_runners_for<SoftmaxLanes>()},
+      {"THREADS128_ROW_THREADS1_SPLIT1_CACHE8_VEC_BYTES16_STAGE0", softmax_runners_for<SoftmaxOneLane>()},
       {"THREADS512_ROW_THREADS512_SPLIT4_CACHE16_VEC_BYTES16_STAGE0", softmax_runners_for<SoftmaxCluster>()},
       {"THREADS128_ROW_THREADS2_SPLIT1_CACHE16_VEC_BYTES16_STAGE1", softmax_runners_for<SoftmaxStagedLanes>()},
       {"THREADS256_ROW_THREADS64_SPLIT1_CACHE32_VEC_BYTES16_STAGE1", softmax_runners_for<SoftmaxStagedBlock>()},
@@ -472,6 +476,37 @@ std::vector<kiln::CheckResult> selective_scan_case(const std::string& config, st
                                                    const Case& c) {
   return find_runner(scan_runners(), config)(scan_shape(batch, channels, length, state, groups, dtype),
                                              scan_options(options), seed, c);
+}
+
+std::int64_t selective_scan_input_mismatches(std::int64_t batch, std::int64_t channels, std::int64_t length,
+                                             std::int64_t state, std::int64_t groups, const std::string& dtype,
+                                             int options, std::uint64_t seed, std::int64_t& compared) {
+  using kiln::scan::Tensor;
+  const kiln::scan::Shape s = scan_shape(batch, channels, length, state, groups, dtype);
+  const kiln::scan::Options o = scan_options(options);
+  kiln::scan::CudaWorkload w(s, seed, o);
+  std::int64_t mismatches = 0;
+  compared = 0;
+  for (Tensor t : {Tensor::u, Tensor::delta, Tensor::z, Tensor::B, Tensor::C}) {
+    if (t == Tensor::z && !o.z) continue;
+    const std::int64_t n = t == Tensor::B || t == Tensor::C ? s.bc_elements() : s.elements();
+    if (s.dtype == kiln::ScanDType::fp32) {
+      std::vector<float> got(static_cast<std::size_t>(n));
+      KILN_CUDA_CHECK(cudaMemcpy(got.data(), w.input_row(t), got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      for (std::int64_t i = 0; i < n; ++i) {
+        mismatches += kiln::bits_of(got[i]) != kiln::bits_of(kiln::scan::input_value(seed, t, i, s, o));
+      }
+    } else {
+      std::vector<std::uint16_t> got(static_cast<std::size_t>(n));
+      KILN_CUDA_CHECK(cudaMemcpy(got.data(), w.input_row(t), got.size() * sizeof(std::uint16_t), cudaMemcpyDeviceToHost));
+      for (std::int64_t i = 0; i < n; ++i) {
+        const float want = kiln::scan::input_value(seed, t, i, s, o);
+        mismatches += got[i] != (s.dtype == kiln::ScanDType::bf16 ? kiln::bf16_from_float(want) : kiln::f16_from_float(want));
+      }
+    }
+    compared += n;
+  }
+  return mismatches;
 }
 
 namespace {

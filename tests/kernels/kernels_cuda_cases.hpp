@@ -47,6 +47,12 @@ std::vector<kiln::CheckResult> selective_scan_case(const std::string& config, st
                                                    std::int64_t length, std::int64_t state, std::int64_t groups,
                                                    const std::string& dtype, int options, std::uint64_t seed,
                                                    const Case& c = {});
+// The elements of the workload's input rows (u, delta, z, B, C), drawn on the device, that differ
+// bit for bit from input_value() rounded to the dtype (the values the fp64 reference sees);
+// `compared` gets how many elements were compared.
+std::int64_t selective_scan_input_mismatches(std::int64_t batch, std::int64_t channels, std::int64_t length,
+                                             std::int64_t state, std::int64_t groups, const std::string& dtype,
+                                             int options, std::uint64_t seed, std::int64_t& compared);
 // Runs kiln::cuda::selective_scan (the public function, through its tuned dispatch) on device
 // copies of the workload's inputs, everything optional given, and compares with the fp64 reference.
 std::vector<kiln::CheckResult> selective_scan_api_case(std::int64_t batch, std::int64_t channels, std::int64_t length,

@@ -47,14 +47,15 @@ TEST_CASE("softmax cuda: configs pass on tails, alignments and both paths", "[so
   // with a partial last pass; 20000, 16385: wider than every register cache (streaming path) for
   // some configs; 1: a single column; 63 and 3: narrow rows at every alignment (sub-warp rows);
   // 100003, 262144: few wide rows (split over a cluster); 3 on a split config leaves blocks of
-  // the cluster without elements.
+  // the cluster without elements; 1305 x 2, 4099 x 8 and 2049 x 5: many narrow rows, the grid's
+  // last blocks only partly filled.
   const struct {
     std::int64_t rows, cols;
     const char* dtype;
   } shapes[] = {{3, 1001, "bf16"},   {5, 1, "fp32"},      {1000, 4104, "bf16"}, {33, 20000, "fp32"},
                 {2, 16385, "bf16"},  {4001, 1030, "fp32"}, {7, 1030, "bf16"},    {300, 8192, "bf16"},
                 {777, 63, "bf16"},   {1000, 3, "fp32"},    {2, 100003, "fp32"},  {1, 262144, "bf16"},
-                {5, 40000, "bf16"}};
+                {5, 40000, "bf16"},  {1305, 2, "bf16"},    {4099, 8, "fp32"},    {2049, 5, "bf16"}};
   for (const std::string& config : cc::softmax_configs()) {
     for (const auto& s : shapes) {
       INFO(config << " rows=" << s.rows << " cols=" << s.cols << " dtype=" << s.dtype);
@@ -315,6 +316,19 @@ TEST_CASE("selective_scan cuda: configs pass on odd lengths, channel counts, gro
     graph.mode = cc::Mode::graph;
     require_scan_pass(cc::selective_scan_case(config, 1, 16, 1000, 16, 1, "bf16", 31, 3, graph), 16, 1000, 16, "bf16",
                       true);
+  }
+}
+
+TEST_CASE("selective_scan cuda: the input rows drawn on the device are the reference's, bit for bit", "[scan][cuda]") {
+  require_device();
+  // Every dtype; softplus on and off (delta's range), z on and off; 2 groups.
+  for (const char* dtype : {"fp32", "bf16", "fp16"}) {
+    for (int options : {31, 31 & ~8, 31 & ~1}) {
+      INFO(dtype << " options " << options);
+      std::int64_t compared = 0;
+      CHECK(cc::selective_scan_input_mismatches(2, 6, 3001, 16, 2, dtype, options, 11 + options, compared) == 0);
+      CHECK(compared == 2 * 6 * 3001 * ((options & 1) ? 3 : 2) + 2 * 2 * 2 * 16 * 3001);
+    }
   }
 }
 
