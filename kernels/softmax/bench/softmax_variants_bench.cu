@@ -170,7 +170,11 @@ template <class T>
 const std::vector<std::pair<const char*, void (*)(Bench<T>&, const char*)>>& configurations() {
   static const std::vector<std::pair<const char*, void (*)(Bench<T>&, const char*)>> all = {
       {"T128_RT1_C8_V8_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 1, 8, 8, 0>>(n); }},
+      {"T128_RT1_C8_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 1, 8, 16, 0>>(n); }},
+      {"T256_RT2_C4_V8_S0", [](Bench<T>& b, const char* n) { b.template run<Config<256, 2, 4, 8, 0>>(n); }},
+      {"T128_RT4_C8_V8_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 4, 8, 8, 0>>(n); }},
       {"T128_RT4_C16_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 4, 16, 16, 0>>(n); }},
+      {"T128_RT8_C8_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 8, 8, 16, 0>>(n); }},
       {"T128_RT16_C16_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 16, 16, 16, 0>>(n); }},
       {"T128_RT32_C32_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 32, 32, 16, 0>>(n); }},
       {"T256_RT256_C16_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<256, 256, 16, 16, 0>>(n); }},
