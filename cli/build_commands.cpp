@@ -50,19 +50,18 @@ int compile(const CompileArgs& a) {
     if (!std::filesystem::exists(rec)) continue;
     nlohmann::json r = nlohmann::json::parse(tuner::read_text(rec));
     if (r.value("status", std::string{}) == "ok") continue;
-    std::string log = r.value("log", std::string{});
-    std::string head;
-    std::size_t lines = 0;
-    for (std::size_t i = 0; i < log.size() && lines < 6; ++i) {
-      head += log[i];
-      if (log[i] == '\n') ++lines;
-    }
+    const std::string head = tuner::failure_excerpt(r.value("log", std::string{}), 6);
     std::cerr << "kiln: variant " << v.name << " does not build; the tuner records it as a compile failure ("
               << rec.string() << " has the whole output):\n" << head;
   }
   std::cout << "kiln: " << m.kernel << ": " << s.compiled << " variants compiled, " << s.up_to_date
             << " up to date, " << s.failed << " do not build (" << s.jobs << " jobs, "
             << static_cast<int>(s.seconds + 0.5) << " s)\n";
+  if (s.interrupted > 0) {
+    std::cerr << "kiln: " << s.interrupted << " compilers were killed by a signal before they finished; those variants "
+              << "are not built and nothing is recorded of them\n";
+    return 1;
+  }
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "compile.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "kiln/hash.hpp"
 #include "kiln/model/backend.hpp"
 #include "manifest.hpp"
+#include "process.hpp"
 #include "record.hpp"
 
 namespace kiln::tuner {
@@ -128,6 +130,8 @@ pid_t spawn(const CapturedCommand& c, const fs::path& log) {
   pid_t pid = fork();
   if (pid < 0) throw Error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
+    // Its own process group: the tuner stopping kills the compiler with everything it started.
+    setpgid(0, 0);
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
       dup2(fd, 1);
@@ -400,7 +404,28 @@ CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& 
       fs::remove(job.executable, ec);
     }
   };
+  // A compiler ended by a signal (the tuner stopping, an interrupt, the OOM killer) said nothing
+  // about the source: no build record is written, so no compile failure is recorded, and the next
+  // build compiles the variant again.
+  auto abandon = [&](Job& job) {
+    std::error_code ec;
+    fs::remove(job.record, ec);
+    fs::remove(job.log, ec);
+    fs::remove(job.executable, ec);
+    ++summary.interrupted;
+  };
   while (next < pending.size() || !running.empty()) {
+    if (interrupted()) {
+      // Asked to stop (the tuner's interrupt handler): start nothing more, end what runs.
+      for (const auto& [pid, i] : running) kill(-pid, SIGKILL);
+      for (const auto& [pid, i] : running) {
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        abandon(pending[i]);
+      }
+      throw Interrupted(SIGINT);
+    }
     while (next < pending.size() && running.size() < summary.jobs) {
       std::error_code ec;
       fs::remove(pending[next].log, ec);
@@ -417,6 +442,10 @@ CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& 
     std::size_t i = it->second;
     running.erase(it);
     Job& job = pending[i];
+    if (WIFSIGNALED(status)) {
+      abandon(job);
+      continue;
+    }
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok && job.stage == 0) {
       job.stage = 1;
@@ -427,6 +456,28 @@ CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& 
   }
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
+}
+
+std::string failure_excerpt(const std::string& log, std::size_t max_lines) {
+  std::vector<std::string> lines;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  auto says_why = [](std::string line) {
+    std::transform(line.begin(), line.end(), line.begin(), [](unsigned char c) { return std::tolower(c); });
+    return line.find("error") != std::string::npos || line.find("fatal") != std::string::npos ||
+           line.find("undefined reference") != std::string::npos || line.rfind("kiln: ", 0) == 0;
+  };
+  std::vector<std::string> picked;
+  for (const auto& line : lines) {
+    if (picked.size() < max_lines && says_why(line)) picked.push_back(line);
+  }
+  if (picked.empty()) {
+    const std::size_t from = lines.size() > max_lines ? lines.size() - max_lines : 0;
+    picked.assign(lines.begin() + static_cast<std::ptrdiff_t>(from), lines.end());
+  }
+  std::string out;
+  for (const auto& line : picked) out += line + "\n";
+  return out;
 }
 
 OnDemandCompiler::OnDemandCompiler(const Manifest& manifest, CompileOptions options)
@@ -450,6 +501,7 @@ void OnDemandCompiler::compile(const std::vector<std::size_t>& indices) {
   total_.compiled += s.compiled;
   total_.up_to_date += s.up_to_date;
   total_.failed += s.failed;
+  total_.interrupted += s.interrupted;
   total_.seconds += s.seconds;
   total_.jobs = jobs_;
 }
@@ -473,7 +525,11 @@ void OnDemandCompiler::compile_for_run(std::size_t index) {
     *report_ << "kiln: " << manifest_->kernel << ": compiled " << batch.size() << " variants in "
              << std::lround(total_.seconds - before.seconds) << " s (" << jobs_ << " at once, "
              << total_.up_to_date - before.up_to_date << " up to date, " << total_.failed - before.failed
-             << " failed)\n";
+             << " failed";
+    if (total_.interrupted > before.interrupted) {
+      *report_ << ", " << total_.interrupted - before.interrupted << " compilers killed by a signal";
+    }
+    *report_ << ")\n";
   }
 }
 

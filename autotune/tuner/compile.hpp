@@ -60,6 +60,7 @@ struct CompileSummary {
   std::size_t compiled = 0;    // built now
   std::size_t up_to_date = 0;  // nothing changed since the last build of the variant
   std::size_t failed = 0;      // recorded as compile failures (now or before)
+  std::size_t interrupted = 0; // compilers ended by a signal: nothing recorded, compiled again next time
   std::size_t jobs = 0;
   double seconds = 0;
 };
@@ -83,6 +84,12 @@ std::optional<std::filesystem::path> changed_link_input(const CapturedCommand& l
                                                         std::filesystem::file_time_type built);
 
 CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& options);
+
+// The lines of a failed build's log that say why: its error lines (a compiler's "error",
+// "fatal", the linker's "undefined reference", Kiln's own closing line), up to max_lines; a log
+// with none gives its last max_lines lines. A compiler's informational output (ptxas -v prints
+// every kernel's registers) would otherwise fill the head of the log.
+std::string failure_excerpt(const std::string& log, std::size_t max_lines);
 
 // Variants compiled when the tuner first needs one (kiln tune --compile-on-demand): a budgeted
 // search compiles what it proposes, not the whole space, and a variant whose results the worklog

@@ -47,8 +47,16 @@ void note_newest(VariantOutcome& out, const std::string& created_at) {
   if (created_at > out.newest_measurement) out.newest_measurement = created_at;
 }
 
-// kiln compile's verdict on the variant, if it failed to build.
-std::optional<std::string> build_failure(const EvaluationContext& ctx, const std::string& variant) {
+// Why the variant has no executable to run. `verdict`: a build record says its compile failed,
+// which the same source, compiler and flags repeat, so it is kept as a compile failure; without
+// one (its compiler was killed by a signal, or never ran) nothing about the source is known and
+// nothing is kept.
+struct BuildFailure {
+  std::string detail;
+  bool verdict = true;
+};
+
+std::optional<BuildFailure> build_failure(const EvaluationContext& ctx, const std::string& variant) {
   std::filesystem::path exe = ctx.variants_dir / variant;
   std::filesystem::path rec = ctx.build_records_dir / (variant + ".json");
   if (std::filesystem::exists(rec)) {
@@ -56,11 +64,16 @@ std::optional<std::string> build_failure(const EvaluationContext& ctx, const std
     try {
       j = nlohmann::json::parse(read_text(rec));
     } catch (const nlohmann::json::exception& e) {
-      return "unreadable build record " + rec.string() + ": " + e.what();
+      return BuildFailure{"unreadable build record " + rec.string() + ": " + e.what(), true};
     }
-    if (j.value("status", std::string{}) != "ok") return first_lines(j.value("log", std::string{}), 12);
+    if (j.value("status", std::string{}) != "ok") {
+      return BuildFailure{first_lines(failure_excerpt(j.value("log", std::string{}), 12), 12), true};
+    }
   }
-  if (!std::filesystem::exists(exe)) return "no executable at " + exe.string() + " (the variant was not built)";
+  if (!std::filesystem::exists(exe)) {
+    return BuildFailure{"no executable at " + exe.string() + " (the variant was not built: no build record says why)",
+                        false};
+  }
   return std::nullopt;
 }
 
@@ -422,8 +435,9 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
     auto failed = build_failure(ctx, name);
     if (!failed) return false;
     out.failure = FailureKind::compile;
-    out.detail = *failed;
-    out.evidence = store_failure(ctx, vkey, FailureKind::compile, out.detail);
+    out.detail = failed->detail;
+    out.evidence = failed->verdict ? store_failure(ctx, vkey, FailureKind::compile, out.detail)
+                                   : "not kept: no build record judged the source";
     return true;
   };
   if (ctx.measure && ctx.compiler == nullptr && failed_build()) return out;

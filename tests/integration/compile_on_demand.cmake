@@ -1,6 +1,9 @@
 cmake_minimum_required(VERSION 3.25)
 # Compile on demand (cmake -P, with KILN_BUILD, WORK and SOURCE set), on
 # tests/integration/large_project, a space of 1000 valid variants:
+#  0. the build is interrupted (SIGINT to its process group, as Ctrl-C sends) while the tune step
+#     compiles: kiln tune stops (exit 130) and the compilers it kills leave no compile failure, so
+#     step 1, in the same build directory and worklog, builds and passes every variant;
 #  1. tuned by the build with a random search of 10 % of the space, the tune step compiles at most
 #     15 % of the variants (it compiles what the search proposes, in one parallel batch), and a
 #     record comes out;
@@ -22,8 +25,40 @@ file(WRITE "${WORK}/init.cmake" "set(KILN_TUNE_ARGS \"--seed=7;--quiet-wait=0\" 
 set(common -G Ninja -C "${WORK}/init.cmake" "-DCMAKE_PREFIX_PATH=${prefix}" -DKILN_TUNE=ON -DKILN_TUNE_BACKENDS=cpu
     -DKILN_SEARCH=random -DKILN_BUDGET=0.1 -DKILN_REPETITIONS=3 "-DKILN_WORKLOG=${WORK}/worklog.sqlite"
     "-DKILN_RECORDS_DIR=${WORK}/records")
-# 1. A 10 % budget compiles what it measures.
+# 0. Interrupted while compiling. The build runs in its own session; once a compiler of the tune
+# step runs, the whole process group gets SIGINT (ninja passes it on to the tune step's group).
 kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${project}" -B "${WORK}/first" ${common})
+execute_process(
+  COMMAND bash -c [[
+    setsid "$1" --build "$2" > "$3" 2>&1 &
+    leader=$!
+    for i in $(seq 1 1200); do
+      # A compiler of the tune step (the template's own compile prints no "Tuning" line first).
+      if grep -q "Tuning sum_squares" "$3" && pgrep -s "$leader" cc1plus > /dev/null; then break; fi
+      sleep 0.1
+    done
+    pgrep -s "$leader" cc1plus > /dev/null && echo "interrupting while compiling"
+    kill -INT -- "-$leader"
+    wait "$leader"
+    echo "build exit $?"
+  ]] _ "${CMAKE_COMMAND}" "${WORK}/first" "${WORK}/interrupted.log"
+  OUTPUT_VARIABLE interrupting RESULT_VARIABLE rc)
+file(READ "${WORK}/interrupted.log" interrupted)
+kiln_expect("${interrupting}" "interrupting while compiling" "a compiler running when the build was interrupted")
+kiln_expect("${interrupted}" "kiln: tuning interrupted" "kiln tune stopping on the interrupt")
+if(interrupted MATCHES "compile failure|failed \\(killed by")
+  message(FATAL_ERROR "an interrupted compile was taken for a failure:\n${interrupted}")
+endif()
+file(GLOB failed_records "${WORK}/first/kiln/sum_squares/builds/*.json")
+foreach(rec IN LISTS failed_records)
+  file(READ "${rec}" text)
+  if(text MATCHES "\"status\": \"failed\"")
+    message(FATAL_ERROR "a build record of a killed compile says failed: ${rec}\n${text}")
+  endif()
+endforeach()
+message(STATUS "compile on demand: interrupted while compiling, nothing recorded as a compile failure")
+
+# 1. A 10 % budget compiles what it measures (resuming from step 0's worklog and build).
 string(TIMESTAMP t0 "%s")
 kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${WORK}/first" OUTPUT_VARIABLE out)
 string(TIMESTAMP t1 "%s")

@@ -101,3 +101,22 @@ TEST_CASE("a link input newer than the variant's build makes it stale, options a
   std::filesystem::last_write_time(executable, std::filesystem::file_time_type::clock::now());
   CHECK_FALSE(kiln::tuner::changed_link_input(link, built));
 }
+
+TEST_CASE("a failed build's excerpt leads with its error lines, not the compiler's information") {
+  // ptxas -v prints every kernel's registers before the error that failed the build.
+  std::string log;
+  for (int i = 0; i < 40; ++i) log += "ptxas info    : Used " + std::to_string(i) + " registers\n";
+  log += "variant.cu(12): error: identifier \"x\" is undefined\n";
+  log += "1 error detected in the compilation of \"variant.cu\".\n";
+  log += "kiln: compiling v failed (exit code 2)\n";
+  const std::string excerpt = kiln::tuner::failure_excerpt(log, 12);
+  CHECK(excerpt ==
+        "variant.cu(12): error: identifier \"x\" is undefined\n"
+        "1 error detected in the compilation of \"variant.cu\".\n"
+        "kiln: compiling v failed (exit code 2)\n");
+  // Only max_lines of them.
+  CHECK(kiln::tuner::failure_excerpt(log, 1) == "variant.cu(12): error: identifier \"x\" is undefined\n");
+  // A log without one: its last lines.
+  CHECK(kiln::tuner::failure_excerpt("a\nb\nc\nd\n", 2) == "c\nd\n");
+  CHECK(kiln::tuner::failure_excerpt("", 3).empty());
+}
