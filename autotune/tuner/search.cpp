@@ -36,7 +36,10 @@ std::optional<std::size_t> SearchSpace::find(const std::vector<int>& coords) con
 
 SearchSpace SearchSpace::from(const Manifest& manifest) {
   SearchSpace space;
-  for (const auto& p : manifest.parameters) space.value_counts.push_back(static_cast<int>(p.values.size()));
+  for (const auto& p : manifest.parameters) {
+    space.value_counts.push_back(static_cast<int>(p.values.size()));
+    space.categorical.push_back(p.symbolic());
+  }
   for (const auto& v : manifest.variants) {
     std::vector<int> coords;
     for (std::size_t k = 0; k < manifest.parameters.size(); ++k) {

@@ -26,6 +26,10 @@ using model::Manifest;
 struct SearchSpace {
   std::vector<std::vector<int>> coordinates;  // per variant
   std::vector<int> value_counts;              // per parameter
+  // Per parameter: its values are identifiers (an algorithm, a walk mode), not an ordered knob. A
+  // model-guided search measures each such value once before anything else: a budgeted search
+  // that never measured an algorithm cannot learn where it wins.
+  std::vector<bool> categorical;
   std::size_t default_variant = 0;
   // Coordinates -> variant, filled by from(): searches look points up thousands of times.
   std::map<std::vector<int>, std::size_t> positions;

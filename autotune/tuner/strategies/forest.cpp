@@ -1,4 +1,5 @@
-// Model-guided search: after the space's default and a small random design, a random forest
+// Model-guided search: after the space's default, one variant for each value of a categorical
+// parameter (each algorithm) the default does not have, and a small random design, a random forest
 // (regression_forest.hpp) fitted to the logarithm of every score measured so far predicts every
 // variant not yet proposed, and the one with the largest expected improvement over the best so far
 // is measured next. Failed variants enter the model as slow as the slowest success, so the search
@@ -40,6 +41,7 @@ class ForestSearch final : public Searcher {
   std::size_t planned() const override { return std::min(o_.budget, space_.size()); }
   std::string hypothesis() const override {
     if (proposals_.count() <= 1) return "forest search: the space's default, the baseline";
+    if (covering_) return "forest search: a value of a categorical parameter (an algorithm) not measured yet";
     if (!guided_) return "forest search: the initial design, drawn at random";
     return "forest search: a random forest fitted to the variants measured so far expects the largest improvement here";
   }
@@ -48,6 +50,11 @@ class ForestSearch final : public Searcher {
     if (proposals_.count() >= planned()) return std::nullopt;
     guided_ = false;
     if (proposals_.count() == 0) return proposals_.take(space_.default_variant);
+    if (auto v = proposals_.uncovered_free(rng_)) {
+      covering_ = true;
+      return proposals_.take(*v);
+    }
+    covering_ = false;
     if (proposals_.count() < o_.initial || successes_ == 0) return proposals_.take(proposals_.random_free(rng_));
     guided_ = true;
     if (measured_.size() >= next_fit_) rank();
@@ -114,6 +121,7 @@ class ForestSearch final : public Searcher {
   std::size_t next_ranked_ = 0;
   std::size_t next_fit_ = 0;
   bool guided_ = false;
+  bool covering_ = false;
 };
 
 ForestOptions forest_options(const SearchSpace& space, const StrategyOptions& o) {
@@ -131,8 +139,9 @@ KILN_REGISTER_STRATEGY({"forest",
                         "model-guided: a random forest fitted to the measured variants picks the variant of largest "
                         "expected improvement; never proposes a variant twice",
                         {{"budget", "distinct variants to measure: a count, or a fraction of the space (default 1/3)"},
-                         {"initial", "variants drawn at random before the model guides, the default included "
-                                     "(default budget/10, from 3 to 20)"},
+                         {"initial", "variants drawn at random before the model guides, the default and one variant "
+                                     "for each value of a categorical parameter included (default budget/10, from 3 to "
+                                     "20)"},
                          {"trees", "trees in the forest (default 32)"}},
                         [](const SearchSpace& space, const StrategyOptions& o, std::uint64_t seed) -> std::unique_ptr<Searcher> {
                           return std::make_unique<ForestSearch>(space, forest_options(space, o), seed);

@@ -2,7 +2,8 @@
 // the population is the fastest variants measured so far; each child takes every parameter from
 // one of two parents chosen by tournament, then mutates some parameters. A child the constraints
 // pruned or one already proposed is bred again, and after a few tries replaced by the nearest
-// variant not yet proposed, so no variant is proposed twice. Variants that failed never breed.
+// variant not yet proposed, so no variant is proposed twice. Variants that failed never breed. The
+// first population has one variant of each value of a categorical parameter (each algorithm).
 #include <algorithm>
 #include <string>
 
@@ -39,7 +40,11 @@ class GeneticSearch final : public Searcher {
     if (proposals_.count() == 0) return proposals_.take(space_.default_variant);
     // The first population is drawn at random; failures do not count towards it, within reason.
     const bool founding = population_.size() < o_.population && proposals_.count() < 2 * o_.population;
-    if (founding || population_.size() < 2) return proposals_.take(proposals_.random_free(rng_));
+    if (founding || population_.size() < 2) {
+      // Every algorithm (each value of a categorical parameter) founds the population once.
+      if (auto v = proposals_.uncovered_free(rng_)) return proposals_.take(*v);
+      return proposals_.take(proposals_.random_free(rng_));
+    }
     bred_ = true;
     std::vector<int> child;
     for (int attempt = 0; attempt < 16; ++attempt) {

@@ -30,14 +30,35 @@ inline double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 1
 // a variant twice.
 class Proposals {
  public:
-  explicit Proposals(const SearchSpace& space) : space_(space), taken_(space.size(), false) {}
+  explicit Proposals(const SearchSpace& space) : space_(space), taken_(space.size(), false) {
+    for (int n : space.value_counts) covered_.emplace_back(static_cast<std::size_t>(n), false);
+  }
   bool taken(std::size_t v) const { return taken_[v]; }
   std::size_t count() const { return count_; }
   bool exhausted() const { return count_ == taken_.size(); }
   std::size_t take(std::size_t v) {
     if (!taken_[v]) ++count_;
     taken_[v] = true;
+    for (std::size_t p = 0; p < covered_.size(); ++p) covered_[p][static_cast<std::size_t>(space_.coordinates[v][p])] = true;
     return v;
+  }
+  // A variant not proposed yet with a value of a categorical parameter (SearchSpace::categorical)
+  // that no proposal has had: the first such value (parameters, then values, in order), a variant
+  // with it drawn at random. Nothing once every value of every categorical parameter that some
+  // variant has was proposed.
+  std::optional<std::size_t> uncovered_free(std::mt19937_64& rng) const {
+    for (std::size_t p = 0; p < covered_.size(); ++p) {
+      if (p >= space_.categorical.size() || !space_.categorical[p]) continue;
+      for (std::size_t k = 0; k < covered_[p].size(); ++k) {
+        if (covered_[p][k]) continue;
+        std::vector<std::size_t> with;
+        for (std::size_t v = 0; v < taken_.size(); ++v) {
+          if (!taken_[v] && static_cast<std::size_t>(space_.coordinates[v][p]) == k) with.push_back(v);
+        }
+        if (!with.empty()) return with[draw(rng, with.size())];
+      }
+    }
+    return std::nullopt;
   }
   // A variant not proposed yet, uniformly at random; the space must not be exhausted.
   std::size_t random_free(std::mt19937_64& rng) const {
@@ -67,6 +88,7 @@ class Proposals {
  private:
   const SearchSpace& space_;
   std::vector<bool> taken_;
+  std::vector<std::vector<bool>> covered_;  // [parameter][value]: some proposal had it
   std::size_t count_ = 0;
 };
 

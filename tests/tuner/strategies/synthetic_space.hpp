@@ -49,3 +49,34 @@ struct SyntheticSpace {
 };
 
 }  // namespace kiln_test
+
+namespace kiln_test {
+
+// A space shaped like the tree N-body's: METHOD (tree, allpairs) and WALK (warp, body) are
+// categorical; the tree has every WALK x THETA (4) x LEAF (4) x QUAD (2) point, all-pairs one
+// variant (the constraints pin the tree's knobs). The default is a tree variant; all-pairs scores
+// worst on average, so nothing but covering the categorical values proposes it early.
+struct AlgorithmSpace {
+  kiln::tuner::SearchSpace space;
+  std::vector<double> scores;
+  std::size_t allpairs = 0;
+
+  AlgorithmSpace() {
+    space.value_counts = {2, 2, 4, 4, 2};
+    space.categorical = {true, true, false, false, false};
+    auto add = [&](std::vector<int> point, double score) {
+      space.positions.emplace(point, space.coordinates.size());
+      space.coordinates.push_back(std::move(point));
+      scores.push_back(score);
+    };
+    for (int walk = 0; walk < 2; ++walk)
+      for (int theta = 0; theta < 4; ++theta)
+        for (int leaf = 0; leaf < 4; ++leaf)
+          for (int quad = 0; quad < 2; ++quad) add({0, walk, theta, leaf, quad}, 1.0 + 0.1 * theta + 0.05 * leaf + 0.2 * walk);
+    allpairs = space.coordinates.size();
+    add({1, 0, 0, 0, 0}, 10.0);
+    space.default_variant = 0;  // the tree, warp walk
+  }
+};
+
+}  // namespace kiln_test
