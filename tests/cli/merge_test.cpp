@@ -183,7 +183,7 @@ TEST_CASE("kiln record rebuilds the committed H200 records from the worklog of k
 // records (the latter from a tuning stopped after 9 of its 40 variants) were tuned into a worklog
 // of key version 2, committed compressed beside the older one (the two do not merge: same
 // kernels, different keys); kiln record rebuilds them byte for byte from it.
-TEST_CASE("kiln record rebuilds the attention, attention decode, softmax and top-k records from the committed worklog of key version 2", "[cli]") {
+TEST_CASE("kiln record rebuilds the attention, attention decode, softmax, top-k, selective scan and tree N-body records from the committed worklog of key version 2", "[cli]") {
   const fs::path source(KILN_SOURCE_DIR);
   kiln_test::TempDir tmp("kiln-cli-xxh3");
   const std::string unzip = "gzip -dc '" + (source / "presets/records/h200/worklog-xxh3.sqlite.gz").string() + "' > '" +
@@ -191,7 +191,8 @@ TEST_CASE("kiln record rebuilds the attention, attention decode, softmax and top
   REQUIRE(std::system(unzip.c_str()) == 0);
   const std::pair<std::string, std::string> kernels[] = {
       {"attention_d64", "attention"},        {"attention_d128", "attention"}, {"attention_decode_d64", "attention"},
-      {"attention_decode_d128", "attention"}, {"softmax_cuda", "softmax"},    {"topk_cuda", "topk"}};
+      {"attention_decode_d128", "attention"}, {"softmax_cuda", "softmax"},    {"topk_cuda", "topk"},
+      {"selective_scan_cuda", "scan"},       {"nbody_tree_cuda_e3", "nbody"}};
   for (const auto& [kernel, folder] : kernels) {
     const auto generated = run_kiln({"generate", "--space", (source / "kernels" / folder / (kernel + ".space.json")).string(),
                                      "--target", (source / "presets/devices/h200.json").string(), "--out",
