@@ -236,6 +236,12 @@ TEST_CASE("kiln merge refuses bad inputs with one message and writes nothing") {
     refused({a, corrupt}, corrupt.string() + ": not a Kiln worklog (the file is not an SQLite database)");
   }
   SECTION("a missing file") { refused({a, dir / "missing.sqlite"}, (dir / "missing.sqlite").string() + ": no such worklog"); }
+  SECTION("a folder or a FIFO in a worklog's place") {
+    fs::create_directory(dir / "folder.sqlite");
+    refused({a, dir / "folder.sqlite"}, (dir / "folder.sqlite").string() + ": a folder, not a worklog file");
+    REQUIRE(mkfifo((dir / "fifo.sqlite").c_str(), 0600) == 0);
+    refused({a, dir / "fifo.sqlite"}, (dir / "fifo.sqlite").string() + ": a FIFO, not a worklog file");
+  }
   SECTION("a worklog of a newer Kiln") {
     const fs::path newer = dir / "newer.sqlite";
     fs::copy_file(a, newer);

@@ -56,4 +56,20 @@ void require_local_file_system(const std::filesystem::path& path) {
   }
 }
 
+void require_worklog_file(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  switch (st.type()) {
+    case fs::file_type::regular: return;
+    case fs::file_type::not_found: throw Error(path.string() + ": no such worklog");
+    case fs::file_type::directory: throw Error(path.string() + ": a folder, not a worklog file");
+    case fs::file_type::fifo: throw Error(path.string() + ": a FIFO, not a worklog file");
+    case fs::file_type::character:
+    case fs::file_type::block: throw Error(path.string() + ": a device, not a worklog file");
+    case fs::file_type::socket: throw Error(path.string() + ": a socket, not a worklog file");
+    default: throw Error(path.string() + ": not a worklog file (" + (ec ? ec.message() : "not a regular file") + ")");
+  }
+}
+
 }  // namespace kiln::worklog

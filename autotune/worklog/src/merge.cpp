@@ -53,8 +53,7 @@ std::string key_version_text(int v) {
 }
 
 Input open_input(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw Error(path.string() + ": no such worklog");
+  require_worklog_file(path);
   Input in;
   in.path = path;
   try {

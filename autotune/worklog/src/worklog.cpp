@@ -12,10 +12,7 @@ namespace kiln::worklog {
 
 Worklog Worklog::open(const std::filesystem::path& path, OpenMode mode) {
   if (mode != OpenMode::create_if_missing) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) {
-      throw Error(path.string() + ": no such worklog");
-    }
+    require_worklog_file(path);
   }
   sqlite::OpenOptions options;
   if (mode == OpenMode::read_only) {

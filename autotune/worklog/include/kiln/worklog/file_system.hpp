@@ -22,4 +22,8 @@ std::optional<std::string> network_file_system_of(const std::filesystem::path& p
 // Throws kiln::Error naming the path and the file system when `path` is on a network file system.
 void require_local_file_system(const std::filesystem::path& path);
 
+// Throws kiln::Error naming the path and what it is when `path` is not a regular file that a
+// worklog could be: missing, a folder, a FIFO, a device or a socket.
+void require_worklog_file(const std::filesystem::path& path);
+
 }  // namespace kiln::worklog
