@@ -404,9 +404,9 @@ CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& 
       fs::remove(job.executable, ec);
     }
   };
-  // A compiler ended by a signal (the tuner stopping, an interrupt, the OOM killer) said nothing
-  // about the source: no build record is written, so no compile failure is recorded, and the next
-  // build compiles the variant again.
+  // A compiler ended by a signal (the tuner stopping, an interrupt, the OOM killer), or failing
+  // while the tuner is asked to stop, said nothing about the source: no build record is written,
+  // so no compile failure is recorded, and the next build compiles the variant again.
   auto abandon = [&](Job& job) {
     std::error_code ec;
     fs::remove(job.record, ec);
@@ -442,11 +442,13 @@ CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& 
     std::size_t i = it->second;
     running.erase(it);
     Job& job = pending[i];
-    if (WIFSIGNALED(status)) {
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    // A compiler that fails as the tuner is asked to stop was most likely stopped too (a driver
+    // such as nvcc may exit with an error code when its own children are interrupted).
+    if (WIFSIGNALED(status) || (!ok && interrupted())) {
       abandon(job);
       continue;
     }
-    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok && job.stage == 0) {
       job.stage = 1;
       start_stage(i);
