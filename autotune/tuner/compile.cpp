@@ -130,8 +130,6 @@ pid_t spawn(const CapturedCommand& c, const fs::path& log) {
   pid_t pid = fork();
   if (pid < 0) throw Error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    // Its own process group: the tuner stopping kills the compiler with everything it started.
-    setpgid(0, 0);
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
       dup2(fd, 1);
@@ -416,8 +414,10 @@ CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& 
   };
   while (next < pending.size() || !running.empty()) {
     if (interrupted()) {
-      // Asked to stop (the tuner's interrupt handler): start nothing more, end what runs.
-      for (const auto& [pid, i] : running) kill(-pid, SIGKILL);
+      // Asked to stop (the tuner's interrupt handler): start nothing more, end what runs. The
+      // compilers share the tuner's process group, so Ctrl-C reaches them anyway, and so does an
+      // interrupt of `kiln compile`, which has no handler and ends at once.
+      for (const auto& [pid, i] : running) kill(pid, SIGKILL);
       for (const auto& [pid, i] : running) {
         int status = 0;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
