@@ -28,8 +28,9 @@ namespace {
 
 // softmax_cuda.space.json corners: block per row (the default), warp per row with 8-byte
 // accesses, four rows per block with a 1024-element cache, the widest block cache, four lanes per
-// row (sub-warp rows), one lane a row with 16-byte accesses, a row split over a cluster of four blocks (sm_90 only; its wide rows stream
-// over the cluster), and rows staged through shared memory by two lanes and by two warps a row.
+// row (sub-warp rows), one lane a row with 16-byte accesses, a row split over a cluster of four
+// blocks (sm_90 only; its wide rows stream over the cluster), and rows staged through shared
+// memory by two lanes and by two warps a row.
 struct SoftmaxBlockRow {
   static constexpr int THREADS = 256, ROW_THREADS = 256, SPLIT = 1, CACHE = 32, VEC_BYTES = 16, STAGE = 0;
 };

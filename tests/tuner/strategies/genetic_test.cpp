@@ -24,18 +24,5 @@ TEST_CASE("genetic search checks its options") {
 }
 
 TEST_CASE("genetic search founds its population with every value of a categorical parameter") {
-  kiln_test::AlgorithmSpace s;
-  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-    INFO("seed " << seed);
-    auto searcher = make_searcher("genetic", s.space, StrategyOptions{{"budget", "0.3"}}, seed);
-    std::vector<std::size_t> proposed;
-    while (auto v = searcher->propose()) {
-      proposed.push_back(*v);
-      searcher->observe({*v, s.scores[*v]});
-    }
-    REQUIRE(proposed.size() >= 3);
-    // The first draw of the founding population is all-pairs, the next a body walk.
-    CHECK(proposed[1] == s.allpairs);
-    CHECK(s.space.coordinates[proposed[2]][1] == 1);
-  }
+  kiln_test::check_algorithms_measured_first("genetic");
 }
