@@ -278,9 +278,11 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
     }
 
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c)
+    for (int c = 0; c < kChunks; ++c) {
+      if (c * Tr::kSpan >= vec_limit) break;
 #pragma unroll
       for (int k = 0; k < V; ++k) m = fmaxf(m, x[c][k]);
+    }
     m = row_reduce<Tr, true>(m, slots.max_of(group));
     // A block share without elements (a split row narrower than the cluster) has m = -inf; its
     // exps must come out 0, not NaN.
@@ -288,22 +290,34 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
 
     // exp(x - m) as ex2((x - m) * log2 e): subtracting first keeps the argument exact to an ulp.
     // Missing elements hold -inf and give 0.
+    // Only elements that exist: a row narrower than the thread's vectors and peel slots (one lane
+    // a row of 3 bf16 has 8 cached elements and 3 head and 3 tail slots with 8-byte vectors) would
+    // otherwise pay an ex2 for every empty one; narrow rows are issue-bound (291 warp instructions
+    // per row of 3 bf16, the schedulers 85 % busy, DRAM 11 %).
     float s = 0.0f;
     if constexpr (kPeel) {
 #pragma unroll
       for (int i = 0; i < kPeelSlots; ++i) {
-        head[i] = exp2f((head[i] - m_exp) * kLog2e);
-        tail[i] = exp2f((tail[i] - m_exp) * kLog2e);
-        s += head[i] + tail[i];
+        const int e = t + i * Tr::kSpan;
+        if (e < split.head) {
+          head[i] = exp2f((head[i] - m_exp) * kLog2e);
+          s += head[i];
+        }
+        if (e < split.tail) {
+          tail[i] = exp2f((tail[i] - m_exp) * kLog2e);
+          s += tail[i];
+        }
       }
     }
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c)
+    for (int c = 0; c < kChunks; ++c) {
+      if (c * Tr::kSpan >= vec_limit) break;
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         x[c][k] = exp2f((x[c][k] - m_exp) * kLog2e);
         s += x[c][k];
       }
+    }
     s = row_reduce<Tr, false>(s, slots.sum_of(group));
     float inv = 1.0f / s;
     if constexpr (Tr::kSplit > 1) {
@@ -422,31 +436,33 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_staged_kernel(const T* _
       const int local = group + j * Tr::kRowsPerBlock;
       const bool live = local < tile_rows;
       T* const row = staged + local * cols;
+      // This thread's elements of the row (elements t, t + ROW_THREADS, ...): every step stops
+      // there, so a narrow row costs its width, not CACHE steps with an ex2 each (a row of one
+      // fp32 element took 211 warp instructions with CACHE 8, the schedulers 82 % busy).
+      const int mine = live && t < cols ? (cols - t + Tr::kRowThreads - 1) / Tr::kRowThreads : 0;
       float x[Tr::kCache];
       float m = -INFINITY;
 #pragma unroll
       for (int k = 0; k < Tr::kCache; ++k) {
-        const int c = t + k * Tr::kRowThreads;
-        x[k] = -INFINITY;
-        if (live && c < cols) P1::unpack(*reinterpret_cast<const typename P1::Bits*>(row + c), &x[k]);
+        if (k >= mine) break;
+        P1::unpack(*reinterpret_cast<const typename P1::Bits*>(row + t + k * Tr::kRowThreads), &x[k]);
         m = fmaxf(m, x[k]);
       }
       m = row_reduce<Tr, true>(m, slots.max_of(group));
       float s = 0.0f;
 #pragma unroll
       for (int k = 0; k < Tr::kCache; ++k) {
-        x[k] = live ? exp2f((x[k] - m) * kLog2e) : 0.0f;
+        if (k >= mine) break;
+        x[k] = exp2f((x[k] - m) * kLog2e);
         s += x[k];
       }
       s = row_reduce<Tr, false>(s, slots.sum_of(group));
       const float inv = 1.0f / s;
 #pragma unroll
       for (int k = 0; k < Tr::kCache; ++k) {
-        const int c = t + k * Tr::kRowThreads;
-        if (live && c < cols) {
-          x[k] *= inv;
-          *reinterpret_cast<typename P1::Bits*>(row + c) = P1::pack(&x[k]);
-        }
+        if (k >= mine) break;
+        x[k] *= inv;
+        *reinterpret_cast<typename P1::Bits*>(row + t + k * Tr::kRowThreads) = P1::pack(&x[k]);
       }
     }
     __syncthreads();
