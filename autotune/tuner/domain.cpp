@@ -139,6 +139,37 @@ TreeTable coverage_table(const Manifest& m, const std::vector<VariantOutcome>& o
   return t;
 }
 
+std::vector<Problem> probe_points(const Manifest& m) {
+  std::vector<Problem> probes;
+  if (!m.has_domain()) return probes;
+  auto product = [&](const Problem& p) {
+    double v = 1;
+    for (const auto& d : m.dims) {
+      if (!d.symbolic) v *= static_cast<double>(p.i(d.name));
+    }
+    return v;
+  };
+  for (const auto& d : m.dims) {
+    if (d.symbolic) continue;
+    std::vector<const Problem*> ties;
+    for (const auto& p : m.coverage) {
+      if (!ties.empty() && p.i(d.name) > ties.front()->i(d.name)) continue;
+      if (!ties.empty() && p.i(d.name) < ties.front()->i(d.name)) ties.clear();
+      ties.push_back(&p);
+    }
+    if (ties.empty()) continue;
+    // Of the points at the dim's smallest value, the one of middle size: the smallest is often a
+    // launch that says little, the largest the costliest to time on every variant.
+    std::stable_sort(ties.begin(), ties.end(), [&](const Problem* a, const Problem* b) { return product(*a) < product(*b); });
+    const Problem& chosen = *ties[(ties.size() - 1) / 2];
+    auto same = [&](const Problem& p) { return p.key() == chosen.key(); };
+    if (std::none_of(m.problems.begin(), m.problems.end(), same) && std::none_of(probes.begin(), probes.end(), same)) {
+      probes.push_back(chosen);
+    }
+  }
+  return probes;
+}
+
 std::set<std::size_t> coverage_finalists(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
                                          std::size_t per_problem) {
   std::vector<const VariantOutcome*> passed;
@@ -160,6 +191,14 @@ std::set<std::size_t> coverage_finalists(const Manifest& m, const std::vector<Va
       return it == oc.median_s.end() ? std::nullopt : std::optional<double>(it->second);
     });
   }
+  // A variant fastest only at an edge of the domain no listed problem reaches (rows of one
+  // element, a single wide row) is found at its probe point.
+  for (const auto& p : probe_points(m)) {
+    take_fastest([&](const VariantOutcome& oc) -> std::optional<double> {
+      auto it = oc.median_s.find(p.key());
+      return it == oc.median_s.end() ? std::nullopt : std::optional<double>(it->second);
+    });
+  }
   take_fastest([](const VariantOutcome& oc) { return oc.score; });
   if (auto d = m.variant_index(m.default_variant)) {
     for (const auto* oc : passed) {
@@ -173,6 +212,23 @@ void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& ou
                    std::ostream& out) {
   const Manifest& m = *ctx.manifest;
   if (!m.has_domain()) return;
+  if (ctx.measure) {
+    const std::vector<Problem> probes = probe_points(m);
+    if (!probes.empty()) {
+      std::size_t passed = 0, probed = 0;
+      std::string names;
+      for (const auto& p : probes) names += (names.empty() ? "" : ", ") + p.key();
+      for (const auto& oc : outcomes) {
+        if (oc.failure || !oc.score) continue;
+        ++passed;
+        if (std::all_of(probes.begin(), probes.end(), [&](const Problem& p) { return oc.median_s.count(p.key()) > 0; })) {
+          ++probed;
+        }
+      }
+      out << "kiln: " << m.kernel << ": probe points " << names << " timed on " << probed << " of the " << passed
+          << " variants that passed\n";
+    }
+  }
   const std::set<std::size_t> finalists = ctx.measure ? coverage_finalists(m, outcomes, per_problem) : std::set<std::size_t>{};
   EvaluationContext reading = ctx;
   reading.measure = false;

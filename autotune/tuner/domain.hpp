@@ -31,11 +31,19 @@ TreeTable coverage_table(const Manifest& m, const std::vector<VariantOutcome>& o
 void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>& outcomes,
                 const std::map<std::string, double>& rates, Record& record, std::ostream& out);
 
+// The probe points: for each int dim, the coverage point at its smallest value (of several, the
+// middle one by size), unless a listed problem is that point. Every variant the search evaluates
+// is timed on them in the same process as the listed problems, so that finalists can be chosen
+// there too. Empty without a domain.
+std::vector<Problem> probe_points(const Manifest& m);
+
 // The variants a domain's coverage points are measured on: of the variants that passed, the
-// `per_problem` fastest at each listed problem and by score (the geometric mean over them), and
-// the default. Timing every variant at every coverage point multiplies the tuning time by the
-// coverage size; the listed problems are the space's own sketch of its domain, so the variants
-// that win somewhere on the domain are near the top of some listed problem.
+// `per_problem` fastest at each listed problem, at each probe point and by score (the geometric
+// mean over the listed problems), and the default. Timing every variant at every coverage point
+// multiplies the tuning time by the coverage size. The listed problems are the space's own
+// sketch of its domain, but a sketch drawn around typical shapes: the variants that win only at
+// an edge of the domain (rows of one or two elements, a few very wide rows, n small enough for
+// all-pairs) are near the top of no listed problem, and the probe points are those edges.
 std::set<std::size_t> coverage_finalists(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
                                          std::size_t per_problem);
 

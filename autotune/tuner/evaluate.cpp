@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "domain.hpp"
 #include "kiln/error.hpp"
 #include "kiln/model/json_reader.hpp"
 #include "measurement_result.hpp"
@@ -476,10 +477,24 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
     if (cached->others_cores) out.others_cores[p.key()] = *cached->others_cores;
   }
 
+  // The domain's probe points (probe_points) are timed with the listed problems but are not part
+  // of the score: a worklog without them is complete, and a tuning that measures adds them.
+  std::vector<Problem> to_probe;
+  for (const auto& p : probe_points(m)) {
+    auto cached = ctx.log->measurement(key_for(ctx, index, hash, p, Phase::bench));
+    if (!cached) {
+      to_probe.push_back(p);
+      continue;
+    }
+    out.median_s[p.key()] = median_of(*cached);
+    if (cached->spread_s) out.spread_s[p.key()] = *cached->spread_s;
+  }
+
   if ((!to_check.empty() || !to_bench.empty()) && !ctx.measure) {
     out.complete = false;
     return out;
   }
+  if (ctx.measure) to_bench.insert(to_bench.end(), to_probe.begin(), to_probe.end());
   if (!to_check.empty() || !to_bench.empty()) {
     if (ctx.compiler != nullptr) {
       ctx.compiler->compile_for_run(index);

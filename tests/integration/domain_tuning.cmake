@@ -17,6 +17,10 @@ kiln_expect("${out}" "domain: 8 coverage points, dispatch regret there median [0
             "the dispatch fitted within the tolerance at the coverage points")
 kiln_expect("${out}" "held out: 6 points: regret median [0-9.]+, worst [0-9.]+; actual/floor median" "the held-out figures")
 kiln_expect("${out}" "scale_rows: coverage points [0-9]+/[0-9]+ variants timed  ETA [0-9]+ s" "the coverage stage's progress and ETA")
+# Each int dim's smallest coverage point is timed on every variant with the listed problem, so a
+# variant fastest only there can be a finalist.
+kiln_expect("${out}" "scale_rows: probe points rows=1 cols=[0-9]+, rows=[0-9]+ cols=1 timed on 3 of the 3 variants that passed"
+            "the probe points, timed on every variant")
 kiln_expect("${out}" "scale_rows: held-out points [0-9]+/[0-9]+ variants timed" "the held-out stage's progress")
 
 set(dir "${build}/kiln/scale_rows")

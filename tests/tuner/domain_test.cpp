@@ -323,6 +323,58 @@ TEST_CASE("the coverage finalists are the fastest of each listed problem and by 
   CHECK(coverage_finalists(m, outcomes, 1).count(vec("8")) == 1);
 }
 
+TEST_CASE("the probe points are each int dim's smallest coverage point, the middle one by size of several", "[domain]") {
+  kiln_test::TempDir dir;
+  Manifest m = domain_manifest(dir);
+  m.problems = {rc(512, 512)};
+  // Four points with one row, two with one column: of the one-row points the middle one by size
+  // is 1 x 256 (of 64, 256, 1024 and 4096 elements, the lower middle), of the one-column points
+  // 128 x 1 (the lower of two).
+  m.coverage = {rc(64, 64), rc(1, 4096), rc(1, 64, "bf16"), rc(128, 1), rc(1, 1024), rc(4096, 1, "bf16"),
+                rc(1, 256), rc(512, 512)};
+  std::vector<std::string> keys;
+  for (const auto& p : probe_points(m)) keys.push_back(p.key());
+  CHECK(keys == std::vector<std::string>{rc(1, 256).key(), rc(128, 1).key()});
+  // A listed problem at a dim's edge is timed anyway: it is no probe point.
+  m.problems.push_back(rc(128, 1));
+  keys.clear();
+  for (const auto& p : probe_points(m)) keys.push_back(p.key());
+  CHECK(keys == std::vector<std::string>{rc(1, 256).key()});
+  // Without a domain there are none.
+  Manifest plain = m;
+  plain.coverage.clear();
+  for (auto& d : plain.dims) d.range.reset();
+  CHECK(probe_points(plain).empty());
+}
+
+TEST_CASE("a variant fastest only at a probe point is a coverage finalist", "[domain]") {
+  kiln_test::TempDir dir;
+  Manifest m = domain_manifest(dir);
+  m.problems = {rc(512, 512), rc(8, 65536)};
+  m.coverage = {rc(4096, 1), rc(64, 64), rc(512, 512)};
+  REQUIRE(probe_points(m).size() == 2);  // 64 x 64 (the fewest rows) and 4096 x 1 (the fewest columns)
+  const kiln::Problem narrow = rc(4096, 1);
+  const auto vec = [&](const std::string& v) { return *m.variant_index("dtoy__VEC" + v); };
+  auto outcome = [&](std::size_t index, double square, double wide, double one_column) {
+    VariantOutcome o;
+    o.index = index;
+    o.median_s[m.problems[0].key()] = square;
+    o.median_s[m.problems[1].key()] = wide;
+    o.median_s[narrow.key()] = one_column;
+    o.score = std::sqrt(square * wide);
+    return o;
+  };
+  // VEC8 (the default) wins both listed problems; VEC4 is second on both and by score; VEC16 is
+  // last on every listed problem but 3x faster than the others on rows of one column.
+  std::vector<VariantOutcome> outcomes = {outcome(vec("4"), 2.0, 2.0, 3.5), outcome(vec("8"), 1.0, 1.0, 3.0),
+                                          outcome(vec("16"), 9.0, 9.0, 1.0)};
+  CHECK(coverage_finalists(m, outcomes, 1).count(vec("16")) == 1);
+  CHECK(coverage_finalists(m, outcomes, 1).count(vec("4")) == 0);
+  // Without its probe time (a worklog from before the probe points), the listed problems decide.
+  outcomes[2].median_s.erase(narrow.key());
+  CHECK(coverage_finalists(m, outcomes, 1) == std::set<std::size_t>{vec("8")});
+}
+
 TEST_CASE("a tree learned from the committed H200 softmax timings serves every problem within 5 %", "[tree]") {
   auto log = kiln::worklog::Worklog::open(kiln_test::committed_h200_worklog(),
                                           kiln::worklog::OpenMode::read_only);
