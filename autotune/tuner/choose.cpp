@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <future>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -11,6 +12,7 @@
 #include "interleave.hpp"
 #include "kiln/error.hpp"
 #include "kiln/model/backend.hpp"
+#include "measuring_pool.hpp"
 #include "sanitize.hpp"
 #include "tools.hpp"
 
@@ -61,35 +63,49 @@ std::size_t settle_near_ties(const EvaluationContext& ctx, const Record& record,
 // runners-up) runs its checks under compute-sanitizer before it is accepted. One with errors is
 // recorded as a sanitizer failure (with an attempt of its own) and the record is chosen again
 // without it (`choose`: the winners, and the learned dispatch of a domain), until every choice is
-// clean.
+// clean. Measuring on several GPUs (ctx.pool), the runs the gate still needs go to every GPU at
+// once, one variant a GPU, and their results are taken in the order above, so the log and the
+// choices are those of one GPU: under racecheck a variant takes from seconds to minutes (an
+// 8-block cluster row of softmax_cuda over 150 s on an H200), and the gate ran on one GPU while
+// the others idled.
 void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const std::filesystem::path& sanitizer,
                       std::vector<VariantOutcome>& outcomes, Record& record, const std::function<Record()>& choose,
                       std::ostream& out) {
   const Manifest& m = *ctx.manifest;
+  const std::string problem_set = sanitized_problems_of(m, ctx.checks_per_problem, ctx.key_version);
+  auto key_of = [&](std::size_t v) {
+    return worklog::VariantKey{ctx.context_key, m.kernel, m.variants[v].name, variant_hash(ctx, v)};
+  };
   std::set<std::size_t> clean;
+  std::map<std::size_t, std::shared_future<SanitizerResult>> running;
   while (true) {
-    std::optional<std::size_t> next;
+    std::vector<std::size_t> pending;
     for (const auto& n : dispatched_variants(record, o.sanitize_runners_up)) {
       std::size_t v = *m.variant_index(n);
-      if (!clean.count(v)) {
-        next = v;
-        break;
+      if (!clean.count(v)) pending.push_back(v);
+    }
+    if (pending.empty()) return;
+    if (ctx.pool != nullptr) {
+      for (std::size_t v : pending) {
+        if (!running.count(v) && !ctx.log->sanitizer_pass(key_of(v), problem_set)) {
+          running.emplace(v, ctx.pool->sanitize(v, sanitizer));
+        }
       }
     }
-    if (!next) return;
-    const std::string& name = m.variants[*next].name;
-    const worklog::VariantKey key{ctx.context_key, m.kernel, name, variant_hash(ctx, *next)};
-    const std::string problem_set = sanitized_problems_of(m, ctx.checks_per_problem, ctx.key_version);
+    const std::size_t next = pending.front();
+    const std::string& name = m.variants[next].name;
+    const worklog::VariantKey key = key_of(next);
     // The same source, checks and context ran clean before: the sanitizer would only say so again.
     if (auto pass = ctx.log->sanitizer_pass(key, problem_set)) {
-      clean.insert(*next);
+      clean.insert(next);
       out << "kiln: " << name << ": compute-sanitizer clean (" << pass->tools << ", from the worklog, "
           << pass->created_at << ")\n";
       continue;
     }
-    SanitizerResult s = sanitize_variant(ctx, *next, sanitizer);
+    auto run = running.find(next);
+    SanitizerResult s = run != running.end() ? run->second.get() : sanitize_variant(ctx, next, sanitizer);
     if (s.clean) {
-      clean.insert(*next);
+      clean.insert(next);
       out << "kiln: " << name << ": compute-sanitizer " << (s.ran ? "clean (" + s.tools + ")" : "skipped: " + s.detail)
           << "\n";
       // Only a run that finished is a pass; one that could not run is asked again next time.
@@ -118,7 +134,7 @@ void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const 
     a.evidence = store_failure(ctx, key, FailureKind::sanitizer, s.detail);
     ctx.log->add_attempt(a);
     for (auto& oc : outcomes) {
-      if (oc.index != *next) continue;
+      if (oc.index != next) continue;
       oc.failure = FailureKind::sanitizer;
       oc.detail = s.detail;
       oc.score.reset();

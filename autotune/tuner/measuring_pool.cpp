@@ -110,6 +110,21 @@ std::future<PointTimes> MeasuringPool::time_points(std::size_t index, std::vecto
   return result;
 }
 
+std::shared_future<SanitizerResult> MeasuringPool::sanitize(std::size_t index, std::filesystem::path sanitizer) {
+  auto promise = std::make_shared<std::promise<SanitizerResult>>();
+  std::shared_future<SanitizerResult> result = promise->get_future().share();
+  submit([promise, index, sanitizer = std::move(sanitizer)](Worker& w) {
+    try {
+      SanitizerResult s = sanitize_variant(w.ctx, index, sanitizer);
+      if (s.ran) ++w.runs;
+      promise->set_value(std::move(s));
+    } catch (...) {
+      promise->set_exception(std::current_exception());
+    }
+  });
+  return result;
+}
+
 std::vector<std::pair<std::string, std::size_t>> MeasuringPool::runs_per_gpu() const {
   std::vector<std::pair<std::string, std::size_t>> out;
   for (const auto& w : workers_) out.emplace_back(describe(w->gpu), w->runs.load());
