@@ -43,6 +43,7 @@ class CpuDevice final : public Device {
     model::DeviceInfo d;
     d.backend = "cpu";
     d.name = cpu_model_name();
+    d.isa = cpu_isa();
     d.threads = omp_get_max_threads();
     d.cpus = cpus;
     d.proc_bind = bind >= 0 && bind < 5 ? binds[bind] : "unknown";

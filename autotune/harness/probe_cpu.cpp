@@ -114,6 +114,7 @@ int main() {
   kiln::model::DeviceInfo d;
   d.backend = "cpu";
   d.name = kiln::harness::cpu_model_name();
+  d.isa = kiln::harness::cpu_isa();
   d.threads = omp_get_max_threads();
   d.cache_bytes = static_cast<std::int64_t>(llc);
   d.measured = {{"dram_bytes_per_s", copy_bandwidth(llc)}, {"fp32_flops_per_s", fp32_rate()}};

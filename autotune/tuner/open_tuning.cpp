@@ -107,6 +107,8 @@ std::string context_key(KeyVersion version, const Manifest& m, const DeviceInfo&
   h.field(probe.driver.value_or("")).field(probe.cuda_runtime.value_or("")).field(kiln_version);
   for (const auto& source : o.sources) h.field(source.filename().string()).field(read_text(source));
   if (o.flags_file) h.field(read_text(*o.flags_file));
+  // Appended, and only where the probe reports it (CPUs): a GPU's key is the one it always was.
+  if (probe.isa) h.field("isa").field(*probe.isa);
   return h.hex();
 }
 

@@ -32,6 +32,7 @@ ordered_json to_json(const DeviceInfo& d) {
   put(j, "cpus", d.cpus);
   put(j, "proc_bind", d.proc_bind);
   put(j, "places", d.places);
+  put(j, "isa", d.isa);
   if (!d.measured.empty()) {
     ordered_json measured = ordered_json::object();
     for (const auto& [rate, value] : d.measured) measured[rate] = value;
@@ -43,7 +44,7 @@ ordered_json to_json(const DeviceInfo& d) {
 DeviceInfo device_info_from_json(const JsonNode& node) {
   node.require_object({"backend", "name", "compute_capability", "driver", "cuda_driver_api", "cuda_runtime", "sm_count",
                        "threads", "cache_bytes", "max_smem_per_block", "memory_bytes", "cpus", "proc_bind", "places",
-                       "measured"},
+                       "isa", "measured"},
                       {"backend", "name"});
   DeviceInfo d;
   d.backend = std::string(backend_of(node["backend"]).name);
@@ -62,6 +63,7 @@ DeviceInfo device_info_from_json(const JsonNode& node) {
   d.cpus = read::optional(node, "cpus", read::integers);
   d.proc_bind = read::optional(node, "proc_bind", text);
   d.places = read::optional(node, "places", [](const JsonNode& n) { return n.integer(); });
+  d.isa = read::optional(node, "isa", text);
   if (node.has("measured")) {
     for (const JsonNode& rate : node["measured"].members()) {
       if (!is_identifier(rate.key())) rate.fail("a rate's name must be an identifier");

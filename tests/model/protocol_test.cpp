@@ -134,6 +134,7 @@ TEST_CASE("every event goes to its line and back unchanged") {
   cpu.cpus = std::vector<std::int64_t>{0, 1};
   cpu.proc_bind = "close";
   cpu.places = 2;
+  cpu.isa = "avx avx2 fma";
   model::CheckEvent check;
   check.index = 1;
   check.problem = problem(7, "fp32");

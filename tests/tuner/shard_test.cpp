@@ -75,6 +75,26 @@ TEST_CASE("a tuning continues the context a worklog holds under key version 1, a
   CHECK(choose_context_key(log, toy.manifest, probe, o).key == new_key);
 }
 
+TEST_CASE("a CPU's instruction-set extensions are part of its context") {
+  kiln_test::GeneratedToy toy;
+  TuneOptions o;
+  DeviceInfo probe;
+  probe.backend = "cpu";
+  probe.name = "AMD EPYC";
+  // A probe that reports no extensions (a GPU's) adds nothing to the key (open_tuning.cpp appends
+  // the field only when present, so the GPU keys the committed worklogs hold do not move).
+  const std::string without = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
+  // Two virtual machines of one model name, with and without AVX-512, are two contexts: the
+  // same -march=native builds other code there, at other speeds (2-4x seen on softmax_cpu).
+  probe.isa = "avx avx2 fma avx512f avx512bw avx512vl";
+  const std::string wide = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
+  probe.isa = "avx avx2 fma";
+  const std::string narrow = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
+  CHECK(wide != narrow);
+  CHECK(wide != without);
+  CHECK(narrow == context_key(KeyVersion::xxh3_128, toy.manifest, probe, o));
+}
+
 TEST_CASE("the shard option i/N is read strictly") {
   CHECK(parse_shard("0/1").count == 1);
   CHECK(parse_shard("3/4").index == 3);

@@ -76,6 +76,10 @@ struct DeviceInfo {
   std::optional<std::vector<std::int64_t>> cpus;  // the CPUs the process may run on
   std::optional<std::string> proc_bind;           // OpenMP's thread binding
   std::optional<std::int64_t> places;             // OpenMP places
+  // CPU: the instruction-set extensions the host reports that change what `-march=native` builds
+  // and how fast it runs ("avx avx2 fma"); two CPUs of one model name can differ in them (a
+  // virtual machine's host), so they are part of a CPU tuning's context.
+  std::optional<std::string> isa;
   // Ceilings the probe measured (a device file's rate names, device.hpp), in the probe's order.
   std::vector<std::pair<std::string, double>> measured;
 };
