@@ -13,6 +13,18 @@
 using namespace kiln::tuner;
 using kiln_test::ContainsSubstring;
 
+namespace {
+
+// The probe of this project's development machine, as a CPU tuning sees it.
+DeviceInfo epyc_probe() {
+  DeviceInfo probe;
+  probe.backend = "cpu";
+  probe.name = "AMD EPYC";
+  return probe;
+}
+
+}  // namespace
+
 TEST_CASE("key version 2 is XXH3-128, version 1 is the FNV-1a 64 older worklogs were keyed with") {
   // XXH3-128 of the empty input, as xxHash publishes it.
   CHECK(key_hash(KeyVersion::xxh3_128, "") == "99aa06d3014798d86001c324468d497f");
@@ -39,9 +51,7 @@ TEST_CASE("key version 2 is XXH3-128, version 1 is the FNV-1a 64 older worklogs 
 TEST_CASE("a tuning continues the context a worklog holds under key version 1, and starts new ones under 2") {
   kiln_test::GeneratedToy toy;
   TuneOptions o;
-  DeviceInfo probe;
-  probe.backend = "cpu";
-  probe.name = "AMD EPYC";
+  DeviceInfo probe = epyc_probe();
   const std::string old_key = context_key(KeyVersion::fnv1a64, toy.manifest, probe, o);
   const std::string new_key = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
   CHECK(old_key.size() == 16);
@@ -78,14 +88,12 @@ TEST_CASE("a tuning continues the context a worklog holds under key version 1, a
 TEST_CASE("a CPU's instruction-set extensions are part of its context") {
   kiln_test::GeneratedToy toy;
   TuneOptions o;
-  DeviceInfo probe;
-  probe.backend = "cpu";
-  probe.name = "AMD EPYC";
-  // A probe that reports no extensions (a GPU's) adds nothing to the key (open_tuning.cpp appends
-  // the field only when present, so the GPU keys the committed worklogs hold do not move).
+  DeviceInfo probe = epyc_probe();
+  // A probe that reports none (a GPU's) is keyed without the field (open_tuning.cpp appends it
+  // only when present, so the GPU keys the committed worklogs hold do not move).
   const std::string without = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
   // Two virtual machines of one model name, with and without AVX-512, are two contexts: the
-  // same -march=native builds other code there, at other speeds (2-4x seen on softmax_cpu).
+  // same -march=native builds other code there, at other speeds (1.6-4.6x seen on softmax_cpu).
   probe.isa = "avx avx2 fma avx512f avx512bw avx512vl";
   const std::string wide = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
   probe.isa = "avx avx2 fma";
