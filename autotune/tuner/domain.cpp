@@ -185,15 +185,11 @@ std::set<std::size_t> coverage_finalists(const Manifest& m, const std::vector<Va
     std::sort(ranked.begin(), ranked.end());
     for (std::size_t k = 0; k < std::min(per_problem, ranked.size()); ++k) chosen.insert(ranked[k].second);
   };
-  for (const auto& p : m.problems) {
-    take_fastest([&](const VariantOutcome& oc) -> std::optional<double> {
-      auto it = oc.median_s.find(p.key());
-      return it == oc.median_s.end() ? std::nullopt : std::optional<double>(it->second);
-    });
-  }
-  // A variant fastest only at an edge of the domain no listed problem reaches (rows of one
-  // element, a single wide row) is found at its probe point.
-  for (const auto& p : probe_points(m)) {
+  // The listed problems, then the probe points: a variant fastest only at an edge of the domain
+  // no listed problem reaches (rows of one element, a single wide row) is found at its probe.
+  std::vector<Problem> points = m.problems;
+  for (auto& p : probe_points(m)) points.push_back(std::move(p));
+  for (const auto& p : points) {
     take_fastest([&](const VariantOutcome& oc) -> std::optional<double> {
       auto it = oc.median_s.find(p.key());
       return it == oc.median_s.end() ? std::nullopt : std::optional<double>(it->second);
