@@ -4,7 +4,9 @@
 Loads libkiln_softmax_bench.so (build.sh) with ctypes and calls the tuned library on torch
 tensors' data pointers, on torch's current stream. The shapes are a record's held-out points
 (--record, the default: the points the dispatch was judged on, never tuned on), or --shape
-ROWSxCOLS:DTYPE given one or more times. Per shape:
+ROWSxCOLS:DTYPE given one or more times, and/or --random N shapes drawn from the space file's problem
+domain (log-uniform in each dim within its range, redrawn until the domain's constraints hold;
+--seed fixes the draw). Per shape:
   - correctness first: Kiln's output against torch.softmax of the fp32 input (max abs error);
   - time: a CUDA graph of n back-to-back calls (n sized to ~20 ms of work, at least 20), each
     call on the next of R input/output pairs, R sized so the pairs exceed four times the L2 cache
@@ -20,6 +22,10 @@ Writes the rows as JSON with --json FILE.
 import argparse
 import ctypes
 import json
+import math
+import os
+import random
+import re
 import statistics
 import sys
 
@@ -45,6 +51,41 @@ def parse_shape(text):
     if dtype not in ("fp32", "bf16") or rows < 1 or cols < 1:
         raise argparse.ArgumentTypeError(f"shape '{text}': rows and cols >= 1, dtype fp32 or bf16")
     return rows, cols, dtype
+
+
+def domain_shapes(space_path, count, seed):
+    """count shapes drawn from the space's problem domain: rows and cols log-uniform in their ranges,
+    dtype uniform over its values, redrawn until every domain constraint (products of dims compared
+    with a number, the form the softmax space uses) holds."""
+    with open(space_path) as f:
+        space = json.load(f)
+    dims = space["problem"]["dims"]
+    ranges = {}
+    for name in ("rows", "cols"):
+        d = dims[name]["domain"]
+        ranges[name] = (int(d["min"]), int(d["max"]))
+    dtypes = list(dims["dtype"])
+    checks = []
+    for text in space["problem"].get("domain_constraints", []):
+        m = re.fullmatch(r"\s*(\w+(?:\s*\*\s*\w+)*)\s*(<=|>=|<|>)\s*(\d+)\s*", text)
+        if not m:
+            sys.exit(f"{space_path}: domain constraint '{text}': expected a product of dims compared with a number")
+        names = [n.strip() for n in m.group(1).split("*")]
+        if any(n not in ranges for n in names):
+            sys.exit(f"{space_path}: domain constraint '{text}': names a dim other than rows and cols")
+        checks.append((names, m.group(2), int(m.group(3))))
+    ops = {"<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, ">": lambda a, b: a > b}
+    rng = random.Random(seed)
+    shapes = []
+    for _ in range(count):
+        for _attempt in range(10000):
+            v = {n: int(round(math.exp(rng.uniform(math.log(lo), math.log(hi))))) for n, (lo, hi) in ranges.items()}
+            if all(ops[op](math.prod(v[n] for n in names), bound) for names, op, bound in checks):
+                break
+        else:
+            sys.exit(f"{space_path}: no shape in 10000 draws satisfies the domain constraints")
+        shapes.append((v["rows"], v["cols"], rng.choice(dtypes)))
+    return shapes
 
 
 def floor_seconds(rows, cols, dtype, rates):
@@ -93,12 +134,18 @@ def main():
     ap.add_argument("--lib", required=True, help="libkiln_softmax_bench.so (build.sh)")
     ap.add_argument("--record", help="a softmax_cuda record: its held-out points, its rates")
     ap.add_argument("--shape", action="append", type=parse_shape, default=[], help="ROWSxCOLS:DTYPE (repeatable)")
+    ap.add_argument("--random", type=int, default=0, metavar="N", help="N shapes drawn from the space's domain")
+    ap.add_argument("--seed", type=int, default=1, help="seed of --random")
+    ap.add_argument("--space", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                                    "softmax_cuda.space.json"), help="the space whose domain --random draws from")
     ap.add_argument("--min-floor-us", type=float, default=10.0, help="actual/floor summary over floors >= this")
     ap.add_argument("--noise", type=float, default=0.02, help="relative difference counted as a tie")
     ap.add_argument("--json", help="write the rows here")
     args = ap.parse_args()
-    if not args.record and not args.shape:
-        ap.error("give --record (its held-out points) or --shape")
+    if args.random < 0:
+        ap.error("--random: a count >= 0")
+    if not args.record and not args.shape and not args.random:
+        ap.error("give --record (its held-out points), --shape or --random")
 
     rates = {"dram_bytes_per_s": 4.1e12, "fp32_flops_per_s": 6.3e13, "sfu_ops_per_s": 4.16e12, "launch_s": 5.4e-7}
     shapes = list(args.shape)
@@ -106,11 +153,14 @@ def main():
         with open(args.record) as f:
             record = json.load(f)
         rates.update({k: v for k, v in record.get("rates", {}).items() if k in rates})
-        if not args.shape:
+        if not args.shape and not args.random:
             held = record.get("domain", {}).get("held_out", [])
             if not held:
                 sys.exit(f"{args.record}: no held-out points (domain.held_out); give --shape")
             shapes = [(p["problem"]["rows"], p["problem"]["cols"], p["problem"]["dtype"]) for p in held]
+
+    if args.random:
+        shapes += domain_shapes(args.space, args.random, args.seed)
 
     lib = load_library(args.lib)
     props = torch.cuda.get_device_properties(0)
