@@ -210,7 +210,14 @@ std::filesystem::path executable_of(const EvaluationContext& ctx, std::size_t in
 bool needs_run(const EvaluationContext& ctx, std::size_t index) {
   EvaluationContext reading = ctx;
   reading.measure = false;
-  return !evaluate_variant(reading, index).complete;
+  const VariantOutcome held = evaluate_variant(reading, index);
+  if (!held.complete) return true;
+  // A variant that passed but lacks a probe point's time runs when measuring (evaluate_variant
+  // adds the probes to its run): like any run, it is compiled with the others in one batch and
+  // measured on the pool's GPUs, not one at a time on the tuner's thread.
+  if (!ctx.measure || held.failure || !held.score) return false;
+  const auto probes = probe_points(*ctx.manifest);
+  return std::any_of(probes.begin(), probes.end(), [&](const Problem& p) { return held.median_s.count(p.key()) == 0; });
 }
 
 std::string variant_hash(const EvaluationContext& ctx, std::size_t index) {

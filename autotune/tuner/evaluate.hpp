@@ -100,7 +100,8 @@ std::string variant_hash(const EvaluationContext& ctx, std::size_t index);
 std::filesystem::path executable_of(const EvaluationContext& ctx, std::size_t index);
 
 // Whether measuring the variant would run it: something its checks or timings need is not in the
-// worklog, and no stored failure is kept for it. Reads the worklog only.
+// worklog, and no stored failure is kept for it; or, with ctx.measure, it passed and a probe point
+// of the domain (probe_points) has no time. Reads the worklog only.
 bool needs_run(const EvaluationContext& ctx, std::size_t index);
 
 // A whole file as bytes (sources for the cache keys, build records); throws when it cannot be read.

@@ -12,6 +12,7 @@
 #include "dispatch_tree.hpp"
 #include "domain.hpp"
 #include "domain_report.hpp"
+#include "evaluate.hpp"
 #include "header.hpp"
 #include "kiln/gen/generate.hpp"
 #include "kiln/worklog/worklog.hpp"
@@ -373,6 +374,46 @@ TEST_CASE("a variant fastest only at a probe point is a coverage finalist", "[do
   // Without its probe time (a worklog from before the probe points), the listed problems decide.
   outcomes[2].median_s.erase(narrow.key());
   CHECK(coverage_finalists(m, outcomes, 1) == std::set<std::size_t>{vec("8")});
+}
+
+TEST_CASE("a variant whose worklog lacks only a probe time runs when measuring, as every run does", "[domain]") {
+  // needs_run decides whether a proposal is compiled in the batch and measured on the pool's GPUs;
+  // a variant missing only its probe times used to be measured on the tuner's thread, compiled
+  // one at a time (softmax_cuda on two H200: 9 s a variant, no GPU's worker used).
+  kiln_test::TempDir dir;
+  Manifest m = domain_manifest(dir);
+  m.problems = {rc(512, 512)};
+  m.coverage = {rc(4096, 1), rc(64, 64), rc(512, 512)};
+  const std::vector<kiln::Problem> probes = probe_points(m);
+  REQUIRE(probes.size() == 2);
+  auto log = kiln::worklog::Worklog::open(dir / "w.sqlite");
+  EvaluationContext ctx;
+  ctx.manifest = &m;
+  ctx.log = &log;
+  ctx.context_key = "ctx";
+  const std::size_t v = *m.variant_index("dtoy__VEC8");
+  const std::string hash = variant_hash(ctx, v);
+  auto put = [&](const kiln::Problem& p, kiln::worklog::Phase phase) {
+    kiln::worklog::Measurement meas;
+    meas.key = {"ctx", m.kernel, m.variants[v].name, hash, p.key(), phase};
+    meas.result = "{}";
+    if (phase == kiln::worklog::Phase::bench) meas.median_s = 1e-6;
+    log.put_measurement(meas);
+  };
+  CHECK(needs_run(ctx, v));  // nothing held
+  for (const auto& p : m.problems) {
+    put(p, kiln::worklog::Phase::check);
+    put(p, kiln::worklog::Phase::bench);
+  }
+  for (const auto& p : m.checks) put(p, kiln::worklog::Phase::check);
+  CHECK(needs_run(ctx, v));  // the probes are missing, and a tuning that measures adds them
+  ctx.measure = false;
+  CHECK_FALSE(needs_run(ctx, v));  // reading only: the worklog is complete without them
+  ctx.measure = true;
+  put(probes[0], kiln::worklog::Phase::bench);
+  CHECK(needs_run(ctx, v));
+  put(probes[1], kiln::worklog::Phase::bench);
+  CHECK_FALSE(needs_run(ctx, v));
 }
 
 TEST_CASE("a tree learned from the committed H200 softmax timings serves every problem within 5 %", "[tree]") {
