@@ -72,8 +72,12 @@ SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index
     }
     if (!r.exited_cleanly()) {
       result.ran = false;
+      // Without a log, the sanitizer stopped before the first launch: its own words are on stderr.
+      std::string why = text.empty() ? r.stderr_tail : sanitizer_errors(text, 4);
+      while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+      if (why.size() > 600) why = "..." + why.substr(why.size() - 600);
       result.detail = std::string("compute-sanitizer --tool ") + tool + " did not finish the checks (" + r.describe() + ")" +
-                      (text.empty() ? "" : ": " + sanitizer_errors(text, 4));
+                      (why.empty() ? "" : ": " + why);
       return result;
     }
     result.ran = true;

@@ -1,8 +1,13 @@
 // The sanitizer gate's reading of compute-sanitizer's log (text as memcheck 2025 prints it) and
 // its failures kept as deterministic.
+#include <sys/stat.h>
+
+#include "evaluate.hpp"
 #include "kiln_catch.hpp"
 #include "retry.hpp"
 #include "sanitize.hpp"
+#include "temp_dir.hpp"
+#include "tuner_fixture.hpp"
 
 TEST_CASE("memcheck's log gives the error, where it was, and the summary, not the backtrace", "[sanitize]") {
   const std::string log =
@@ -76,4 +81,22 @@ TEST_CASE("the gate covers every variant a header dispatches to: bucket winners,
   CHECK(kiln::tuner::dispatched_variants(r, 0) == std::vector<std::string>{"k__A", "k__D"});
   r.buckets.clear();
   CHECK(kiln::tuner::dispatched_variants(r, 0) == std::vector<std::string>{"k__D", "k__A"});
+}
+
+TEST_CASE("a sanitizer that stops before writing its log is not a pass, and its own words are the reason",
+          "[sanitize]") {
+  kiln_test::GeneratedToy toy;
+  kiln_test::TempDir dir("kiln-sanitize");
+  // A stand-in for compute-sanitizer that cannot start: a word on stderr, exit code 1, no log.
+  const auto fake = dir / "compute-sanitizer";
+  kiln_test::write_file(fake, "#!/bin/sh\necho 'cannot attach to the target: device busy' >&2\nexit 1\n");
+  chmod(fake.c_str(), 0755);
+  kiln::tuner::EvaluationContext ctx;
+  ctx.manifest = &toy.manifest;
+  ctx.variants_dir = dir / "variants";
+  ctx.scratch_dir = dir / "scratch";
+  const kiln::tuner::SanitizerResult s = kiln::tuner::sanitize_variant(ctx, 0, fake);
+  CHECK_FALSE(s.ran);
+  CHECK_THAT(s.detail, kiln_test::ContainsSubstring("compute-sanitizer --tool memcheck did not finish the checks"));
+  CHECK_THAT(s.detail, kiln_test::ContainsSubstring("cannot attach to the target: device busy"));
 }
