@@ -51,20 +51,22 @@ class Workload final : public kiln::Workload {
     KILN_CUDA_CHECK(cudaGetDevice(&device));
     KILN_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
 
-    // Inputs: Q scaled up so that the softmax is peaked on some rows and flat on others, K and V
-    // standard normal; all rounded to the element type, which is what the references read.
-    kiln::Rng rng(seed);
-    HostInputs in;
-    in.q = draw(rng, shape_.q_elems(), 2.0f);
-    in.k = draw(rng, shape_.kv_elems(), 1.0f);
-    in.v = draw(rng, shape_.kv_elems(), 1.0f);
-    q_ = kiln::cuda::DeviceBuffer<std::uint16_t>(in.q);
-    k_ = kiln::cuda::DeviceBuffer<std::uint16_t>(in.k);
-    v_ = kiln::cuda::DeviceBuffer<std::uint16_t>(in.v);
+    // Inputs drawn on the device (a counter-based hash of seed, tensor and index: the same on
+    // every GPU), uniform with the variance of the normal draws they replace: Q of standard
+    // deviation 2, so that the softmax is peaked on some rows and flat on others, K and V of 1;
+    // rounded to the element type, which is what the references read. Drawn on the host, the
+    // 1 GB of K and V of a decode problem at Sk = 128k cost each variant process seconds per
+    // problem; on the device, milliseconds. The host reference reads a downloaded copy.
+    q_ = kiln::cuda::DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(shape_.q_elems()));
+    k_ = kiln::cuda::DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(shape_.kv_elems()));
+    v_ = kiln::cuda::DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(shape_.kv_elems()));
+    draw(q_, kQStream, 2.0f);
+    draw(k_, kKStream, 1.0f);
+    draw(v_, kVStream, 1.0f);
     o_ = kiln::cuda::DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(shape_.q_elems()));
     lse_ = kiln::cuda::DeviceBuffer<float>(static_cast<std::size_t>(shape_.rows()));
     scratch_ = kiln::cuda::DeviceBuffer<float>(max_split_scratch_bytes(shape_, sm_count_) / sizeof(float));
-    if (host_reference()) host_ = std::move(in);  // kept only where the host reference needs it
+    if (host_reference()) host_ = HostInputs{q_.download(), k_.download(), v_.download()};
     params_ = params_for(shape_.attention_params(q_.get(), k_.get(), v_.get(), o_.get(), lse_.get()));
   }
 
@@ -165,10 +167,17 @@ class Workload final : public kiln::Workload {
  private:
   bool host_reference() const { return shape_.rows() * shape_.seq_k * kHeadDim <= kHostReferenceMacs; }
 
-  std::vector<std::uint16_t> draw(kiln::Rng& rng, std::int64_t count, float sigma) const {
-    std::vector<std::uint16_t> out(static_cast<std::size_t>(count));
-    for (auto& x : out) x = element_bits(sigma * rng.normal(), shape_.dtype);
-    return out;
+  static constexpr std::uint64_t kQStream = 1, kKStream = 2, kVStream = 3;
+
+  // Uniform in [-sigma * sqrt(3), sigma * sqrt(3)): mean 0, standard deviation sigma.
+  void draw(kiln::cuda::DeviceBuffer<std::uint16_t>& x, std::uint64_t stream, float sigma) const {
+    const float half_width = sigma * 1.7320508f;
+    const auto count = static_cast<std::int64_t>(x.size());
+    if (shape_.dtype == AttentionDType::bf16) {
+      kiln::cuda::fill_uniform(reinterpret_cast<__nv_bfloat16*>(x.get()), count, -half_width, half_width, seed_, stream);
+    } else {
+      kiln::cuda::fill_uniform(reinterpret_cast<__half*>(x.get()), count, -half_width, half_width, seed_, stream);
+    }
   }
 
   // First and last row, the last query of every 8th (batch, head), then random rows.
