@@ -72,8 +72,11 @@ SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index
     }
     if (!r.exited_cleanly()) {
       result.ran = false;
-      // Without a log, the sanitizer stopped before the first launch: its own words are on stderr.
-      std::string why = text.empty() ? r.stderr_tail : sanitizer_errors(text, 4);
+      // The sanitizer's log names its errors; when it names none (no log: the sanitizer stopped
+      // before the first launch; or a log without errors: the variant itself failed, a launch it
+      // refused under instrumentation, say), the reason is on stderr, the sanitizer's or the variant's.
+      std::string why = sanitizer_errors(text, 4);
+      if (why.empty() || why.rfind("ERROR SUMMARY: 0 errors", 0) == 0) why = r.stderr_tail;
       while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
       if (why.size() > 600) why = "..." + why.substr(why.size() - 600);
       result.detail = std::string("compute-sanitizer --tool ") + tool + " did not finish the checks (" + r.describe() + ")" +

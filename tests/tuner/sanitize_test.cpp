@@ -99,4 +99,15 @@ TEST_CASE("a sanitizer that stops before writing its log is not a pass, and its 
   CHECK_FALSE(s.ran);
   CHECK_THAT(s.detail, kiln_test::ContainsSubstring("compute-sanitizer --tool memcheck did not finish the checks"));
   CHECK_THAT(s.detail, kiln_test::ContainsSubstring("cannot attach to the target: device busy"));
+
+  // A log without errors and a variant that failed: the variant's stderr is the reason.
+  kiln_test::write_file(fake,
+                        "#!/bin/sh\n"
+                        "while [ \"$1\" != --log-file ]; do shift; done\n"
+                        "printf '========= COMPUTE-SANITIZER\\n========= ERROR SUMMARY: 0 errors\\n' > \"$2\"\n"
+                        "echo 'launch failed: too many resources requested for launch' >&2\n"
+                        "exit 1\n");
+  const kiln::tuner::SanitizerResult t = kiln::tuner::sanitize_variant(ctx, 0, fake);
+  CHECK_FALSE(t.ran);
+  CHECK_THAT(t.detail, kiln_test::ContainsSubstring("too many resources requested for launch"));
 }
