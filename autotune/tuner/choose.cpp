@@ -107,7 +107,7 @@ void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const 
     if (run != running.end() && !s.ran) {
       // A run beside others that did not finish is run again alone, once every run in flight is
       // over, so that one disturbed by its neighbours is told from one that cannot run at all (on
-      // two H200, four of nine gate runs ended with exit code 1 and no sanitizer log; whether the
+      // two H200, four of nine gate runs ended with exit code 1 and a log naming no error; whether the
       // neighbours caused it is not known).
       for (auto& [other, result] : running) result.wait();
       out << "kiln: " << name << ": compute-sanitizer did not finish beside other runs (" << s.detail
