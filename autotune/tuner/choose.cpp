@@ -104,11 +104,12 @@ void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const 
     }
     auto run = running.find(next);
     SanitizerResult s = run != running.end() ? run->second.get() : sanitize_variant(ctx, next, sanitizer);
-    if (run != running.end() && !s.ran) {
+    if (run != running.end() && !s.ran && !s.timed_out && ctx.pool->size() > 1) {
       // A run beside others that did not finish is run again alone, once every run in flight is
       // over, so that one disturbed by its neighbours is told from one that cannot run at all (on
       // two H200, four of nine gate runs ended with exit code 1 and a log naming no error; whether the
-      // neighbours caused it is not known).
+      // neighbours caused it is not known). Not a run stopped at its time limit (up to hours under
+      // racecheck), nor one that had no neighbour (a pool of one GPU).
       for (auto& [other, result] : running) result.wait();
       out << "kiln: " << name << ": compute-sanitizer did not finish beside other runs (" << s.detail
           << "); run again alone\n";

@@ -72,6 +72,7 @@ SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index
     }
     if (!r.exited_cleanly()) {
       result.ran = false;
+      result.timed_out = r.timed_out;
       // The sanitizer's log names its errors; when it names none (no log: the sanitizer stopped
       // before the first launch; or a log without errors: the variant itself failed, a launch it
       // refused under instrumentation, say), the reason is on stderr, the sanitizer's or the variant's.

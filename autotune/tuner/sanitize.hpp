@@ -16,6 +16,7 @@ struct SanitizerResult {
   bool clean = true;    // no error reported
   std::string detail;   // the tool and its first errors, or why it did not run
   std::string tools;    // the tools that finished, comma-separated ("memcheck,racecheck")
+  bool timed_out = false;  // the run that did not finish was stopped at its time limit
 };
 
 // The error lines of a compute-sanitizer log ("Invalid __global__ write of size 4 bytes", the
