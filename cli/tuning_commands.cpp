@@ -351,12 +351,15 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   rec->add_option("--device", (*rbpaths)["device"], "device file the tuning used")->required()->check(CLI::ExistingFile);
   rec->add_option("--out", (*rbpaths)["out"], "record to write")->required();
   rec->add_option("--header-out", (*rbpaths)["header"], "also write the dispatch header");
+  rec->add_option("--context", (*rbpaths)["context"],
+                  "the tuning context to rebuild, a record's context_key (default: the kernel's newest on the device)");
   rec->callback([=, &exit_code] {
     rb->manifest = (*rbpaths)["manifest"];
     rb->worklog = (*rbpaths)["worklog"];
     rb->device_spec = (*rbpaths)["device"];
     rb->record_out = (*rbpaths)["out"];
     if (!(*rbpaths)["header"].empty()) rb->header_out = (*rbpaths)["header"];
+    if (!(*rbpaths)["context"].empty()) rb->context = (*rbpaths)["context"];
     tuner::rebuild_record(*rb, std::cout, std::cerr);
   });
 

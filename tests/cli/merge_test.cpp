@@ -10,6 +10,7 @@
 #include "kiln/worklog/worklog.hpp"
 #include "kiln_catch.hpp"
 #include "kiln_command.hpp"
+#include <nlohmann/json.hpp>
 #include "temp_dir.hpp"
 
 using kiln_test::ContainsSubstring;
@@ -210,4 +211,74 @@ TEST_CASE("kiln record rebuilds the attention, attention decode, softmax, top-k,
   }
   auto log = kiln::worklog::Worklog::open(tmp / "worklog.sqlite", kiln::worklog::OpenMode::read_only);
   for (const auto& s : log.sessions()) CHECK(s.key_version == 2);
+}
+
+// A tuning of changed sources that was not taken leaves a newer context of the kernel behind; the
+// record of the checkout's context must still be reachable, and the choice never silent.
+TEST_CASE("kiln record names the context it rebuilds when the worklog holds several, and takes --context", "[cli]") {
+  const fs::path source(KILN_SOURCE_DIR);
+  kiln_test::TempDir tmp("kiln-cli-contexts");
+  const fs::path worklog = tmp / "worklog.sqlite";
+  const std::string unzip = "gzip -dc '" + (source / "presets/records/h200/worklog-xxh3.sqlite.gz").string() + "' > '" +
+                            worklog.string() + "'";
+  REQUIRE(std::system(unzip.c_str()) == 0);
+  const fs::path committed = source / "presets/records/h200/softmax_cuda.record.json";
+  const std::string committed_context = nlohmann::json::parse(kiln_test::read_file(committed)).at("context_key");
+  const std::string newer = "0123456789abcdef0123456789abcdef";
+  {
+    // The committed context's measurements again under a newer context, as a later tuning of other
+    // sources of the same kernel would leave them.
+    auto log = kiln::worklog::Worklog::open(worklog);
+    std::optional<kiln::worklog::Session> last;
+    for (const auto& s : log.sessions()) {
+      if (s.context_key == committed_context && (!last || s.started_at > last->started_at)) last = s;
+    }
+    REQUIRE(last.has_value());
+    kiln::worklog::Session s = *last;
+    s.started_at = "2030-01-01T00:00:00.000Z";
+    s.ended_at.reset();
+    s.context_key = newer;
+    const auto id = log.start_session(s);
+    for (auto m : log.measurements(committed_context, "softmax_cuda")) {
+      m.key.context_key = newer;
+      m.session_id = id;
+      log.put_measurement(m);
+    }
+    log.end_session(id);
+  }
+  const auto generated = run_kiln({"generate", "--space", (source / "kernels/softmax/softmax_cuda.space.json").string(),
+                                   "--target", (source / "presets/devices/h200.json").string(), "--out",
+                                   (tmp / "gen").string()},
+                                  60);
+  REQUIRE(generated.exit_code == 0);
+  auto record = [&](const std::vector<std::string>& extra, const std::string& device = "h200") {
+    std::vector<std::string> args{"record", "--manifest", (tmp / "gen/manifest.json").string(), "--worklog",
+                                  worklog.string(), "--device", (source / "presets/devices" / (device + ".json")).string(),
+                                  "--out", (tmp / "out.record.json").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    fs::remove(tmp / "out.record.json");
+    return run_kiln(args, 60);
+  };
+
+  const auto newest = record({});
+  REQUIRE(newest.exit_code == 0);
+  CHECK_THAT(newest.err, ContainsSubstring("tuning contexts of softmax_cuda on h200; using the newest, " + newer));
+  CHECK_THAT(newest.err, ContainsSubstring("\n  " + committed_context + " ("));
+  CHECK(nlohmann::json::parse(kiln_test::read_file(tmp / "out.record.json")).at("context_key") == newer);
+
+  const auto named = record({"--context", committed_context});
+  REQUIRE(named.exit_code == 0);
+  CHECK(named.err.empty());
+  CHECK(kiln_test::read_file(tmp / "out.record.json") == kiln_test::read_file(committed));
+
+  const auto unknown = record({"--context", "ffffffffffffffffffffffffffffffff"});
+  CHECK(unknown.exit_code == 1);
+  CHECK_THAT(unknown.err, ContainsSubstring("--context ffffffffffffffffffffffffffffffff: "));
+  CHECK_THAT(unknown.err, ContainsSubstring("\n  " + newer + " (1 session, 2030-01-01T00:00:00.000Z)"));
+  CHECK_FALSE(fs::exists(tmp / "out.record.json"));
+
+  const auto other_device = record({}, "l4");
+  CHECK(other_device.exit_code == 1);
+  CHECK_THAT(other_device.err, ContainsSubstring("has no tuning session of kernel softmax_cuda on l4"));
+  CHECK_FALSE(fs::exists(tmp / "out.record.json"));
 }
