@@ -339,6 +339,80 @@ DispatchTree learn_tree(const TreeTable& table, const TreeOptions& options) {
   return tree;
 }
 
+std::vector<Problem> boundary_points(const TreeTable& table, const DispatchTree& tree) {
+  std::vector<Problem> found;
+  if (tree.nodes.empty()) return found;
+  // The points that reach each node.
+  std::vector<std::vector<std::size_t>> at(tree.nodes.size());
+  for (std::size_t i = 0; i < table.points.size(); ++i) {
+    std::size_t n = 0;
+    while (true) {
+      at[n].push_back(i);
+      const TreeNode& node = tree.nodes[n];
+      if (node.is_leaf()) break;
+      n = static_cast<std::size_t>(goes_yes(node, table.points[i]) ? node.yes : node.no);
+    }
+  }
+  auto add = [&](Problem p) {
+    const std::string key = p.key();
+    auto same = [&](const Problem& q) { return q.key() == key; };
+    if (std::none_of(table.points.begin(), table.points.end(), same) && std::none_of(found.begin(), found.end(), same)) {
+      found.push_back(std::move(p));
+    }
+  };
+  for (std::size_t n = 0; n < tree.nodes.size() && found.size() < kMaxBoundaryPoints; ++n) {
+    const TreeNode& node = tree.nodes[n];
+    if (node.is_leaf() || !node.threshold || at[n].empty()) continue;
+    std::vector<std::size_t> yes, no;
+    for (std::size_t i : at[n]) (table.points[i].i(node.dim) <= *node.threshold ? yes : no).push_back(i);
+    if (yes.empty() || no.empty()) continue;
+    // The yes side's point with the largest value of the split's dim, the no side's with the
+    // smallest (the first in the table's order among equals): the two nearest the threshold.
+    auto nearest = [&](const std::vector<std::size_t>& side, bool largest) {
+      std::size_t chosen = side.front();
+      for (std::size_t i : side) {
+        const std::int64_t v = table.points[i].i(node.dim), c = table.points[chosen].i(node.dim);
+        if (largest ? v > c : v < c) chosen = i;
+      }
+      return chosen;
+    };
+    const std::size_t y = nearest(yes, true), m = nearest(no, false);
+    for (const auto& [other, value] : table.points[at[n].front()].dims()) {
+      if (other == node.dim || !std::holds_alternative<std::int64_t>(value)) continue;
+      std::int64_t yes_lo = std::numeric_limits<std::int64_t>::max(), yes_hi = std::numeric_limits<std::int64_t>::min();
+      std::int64_t no_lo = yes_lo, no_hi = yes_hi;
+      for (std::size_t i : yes) {
+        yes_lo = std::min(yes_lo, table.points[i].i(other));
+        yes_hi = std::max(yes_hi, table.points[i].i(other));
+      }
+      for (std::size_t i : no) {
+        no_lo = std::min(no_lo, table.points[i].i(other));
+        no_hi = std::max(no_hi, table.points[i].i(other));
+      }
+      // The other dim parts the node alike when its values on the two sides do not overlap.
+      std::int64_t to_yes_point = 0, to_no_point = 0;
+      if (yes_hi < no_lo) {
+        to_yes_point = no_lo;  // the yes point moved to the no side of the other dim
+        to_no_point = yes_hi;
+      } else if (no_hi < yes_lo) {
+        to_yes_point = no_hi;
+        to_no_point = yes_lo;
+      } else {
+        continue;
+      }
+      Problem a = table.points[y];
+      a.set(other, to_yes_point);
+      add(std::move(a));
+      Problem b = table.points[m];
+      b.set(other, to_no_point);
+      add(std::move(b));
+      if (found.size() >= kMaxBoundaryPoints) break;
+    }
+  }
+  if (found.size() > kMaxBoundaryPoints) found.resize(kMaxBoundaryPoints);
+  return found;
+}
+
 double regret(const std::vector<double>& times_at_point, std::size_t variant) {
   return times_at_point.at(variant) / *std::min_element(times_at_point.begin(), times_at_point.end());
 }
