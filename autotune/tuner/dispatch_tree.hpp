@@ -77,17 +77,6 @@ std::size_t choose_min_leaf_points(const TreeTable& table, const TreeOptions& op
 // tree is already pruned.
 DispatchTree learn_tree(const TreeTable& table, const TreeOptions& options);
 
-// Where the tree's measurements cannot tell two splits apart: an int-dim split of a node whose
-// points another int dim parts exactly alike (coverage points 92682 x 23 and 92683 x 1 are parted
-// alike by rows <= 92682 and by cols <= 8, and only the second sends rows of 2 columns with the
-// rows of 1). For each such pair, the two points nearest both thresholds where they disagree: the
-// node's point nearest the split on its yes side with the other dim's value of the nearest no
-// side's points, and the reverse. Points the table holds already are left out; at most
-// kMaxBoundaryPoints, in preorder of the nodes. Timed and added to the table, they let the learner
-// choose between the two from measurements. Only int dims: a symbolic split parts by category.
-inline constexpr std::size_t kMaxBoundaryPoints = 16;
-std::vector<Problem> boundary_points(const TreeTable& table, const DispatchTree& tree);
-
 // Regret of a variant at a point: its time over the point's fastest time.
 double regret(const std::vector<double>& times_at_point, std::size_t variant);
 

@@ -255,102 +255,23 @@ void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& ou
   }
 }
 
-namespace {
-
-// Whether a problem lies in the space's domain: its int dims within their ranges and every domain
-// constraint true.
-bool within_domain(const Manifest& m, const Problem& p) {
-  for (const auto& d : m.dims) {
-    if (d.symbolic || !d.range) continue;
-    const std::int64_t v = p.i(d.name);
-    if (v < d.range->min || v > d.range->max) return false;
-  }
-  try {
-    const model::Environment env = model::environment_of(p);
-    for (const auto& c : m.domain_constraints) {
-      if (c.evaluate(env) == 0) return false;
-    }
-  } catch (const std::exception&) {
-    return false;  // an overflow: far outside any domain a space states
-  }
-  return true;
-}
-
-struct Boundary {
-  std::vector<Problem> points;
-  TreeTable table;  // the coverage table with them added
-};
-
-// The boundary points of a tree learned from coverage (dispatch_tree.hpp) that lie in the domain,
-// timed on the table's variants (measured when tuning, read from the worklog otherwise), and the
-// table with them. Nothing when there are none, or when a variant has no time at one of them
-// (a worklog from before boundary points, a failure there): the dispatch is then learned from
-// the coverage points alone, as before.
-std::optional<Boundary> timed_boundary(const EvaluationContext& ctx, const TreeTable& table, const DispatchTree& tree,
-                                       const std::map<std::string, double>& rates, std::ostream& out) {
-  const Manifest& m = *ctx.manifest;
-  Boundary b;
-  for (auto& p : boundary_points(table, tree)) {
-    // Never one of the held-out points: the dispatch is judged on them, so it is not fitted to them.
-    const bool held_out = std::any_of(m.held_out.begin(), m.held_out.end(), [&](const Problem& h) { return h.key() == p.key(); });
-    if (within_domain(m, p) && !held_out) b.points.push_back(std::move(p));
-  }
-  if (b.points.empty()) return std::nullopt;
-  std::vector<std::size_t> variants;
-  for (const auto& name : table.variants) variants.push_back(*m.variant_index(name));
-  std::map<std::size_t, PointTimes> times = times_of(ctx, variants, b.points, "boundary points", out);
-  b.table = table;
-  for (const auto& p : b.points) {
-    std::vector<double> row;
-    for (std::size_t v : variants) {
-      const auto& held = times[v].median_s;
-      auto t = held.find(p.key());
-      if (t == held.end()) {
-        if (ctx.measure) {
-          out << "kiln: " << m.kernel << ": boundary point " << p.key() << " has no time for " << m.variants[v].name
-              << (times[v].failure.empty() ? "" : " (" + times[v].failure + ")")
-              << "; the dispatch is learned from the coverage points alone\n";
-        }
-        return std::nullopt;
-      }
-      row.push_back(t->second);
-    }
-    b.table.points.push_back(p);
-    b.table.time.push_back(std::move(row));
-    b.table.floor_s.push_back(floor_of(m.work_of(p), rates).seconds);
-  }
-  if (ctx.measure) {
-    out << "kiln: " << m.kernel << ": " << b.points.size() << " boundary points, where two splits parted the coverage "
-        << "points alike, timed on " << variants.size() << " variants\n";
-  }
-  return b;
-}
-
-}  // namespace
-
 void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>& outcomes,
                 const std::map<std::string, double>& rates, Record& record, std::ostream& out) {
   const Manifest& m = *ctx.manifest;
   if (!m.has_domain()) return;
-  TreeTable table = coverage_table(m, outcomes, rates);
+  const TreeTable table = coverage_table(m, outcomes, rates);
   if (table.variants.empty()) {
     out << "kiln: " << m.kernel << ": no variant passed and was timed at every coverage point; no dispatch learned\n";
     return;
   }
   RecordedDomain d;
   d.tolerance = m.tuning.regret_tolerance;
+  d.coverage_points = table.points.size();
   if (m.buckets.empty()) {
-    const TreeOptions options{m.tuning.regret_tolerance, TreeOptions{}.max_depth,
-                              static_cast<std::size_t>(m.tuning.min_leaf_points)};
-    d.tree = learn_tree(table, options);
-    if (auto boundary = timed_boundary(ctx, table, *d.tree, rates, out)) {
-      d.boundary = boundary->points;
-      table = std::move(boundary->table);
-      d.tree = learn_tree(table, options);
-    }
+    d.tree = learn_tree(table, TreeOptions{m.tuning.regret_tolerance, TreeOptions{}.max_depth,
+                                                static_cast<std::size_t>(m.tuning.min_leaf_points)});
     record.domain = d;  // the dispatch below reads the tree from the record
   }
-  d.coverage_points = table.points.size();
 
   // The dispatch's regret at the coverage points, and the finalists.
   auto column = [&](const std::string& name) {

@@ -24,9 +24,7 @@ std::string dispatched_variant(const Manifest& m, const Record& record, const Pr
 TreeTable coverage_table(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
                          const std::map<std::string, double>& rates);
 
-// Fills record.domain: learns the tree (a space with a domain and no buckets; learned again with
-// the boundary points, timed on the coverage's variants, where two splits part the coverage
-// alike: dispatch_tree.hpp), measures the
+// Fills record.domain: learns the tree (a space with a domain and no buckets), measures the
 // dispatch's regret at the coverage points, and times the held-out points on the finalists
 // (the variants that are some point's best or some leaf's or bucket's choice, and the default),
 // through ctx (which only reads the worklog when ctx.measure is off). Does nothing without a domain.

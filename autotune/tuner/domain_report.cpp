@@ -101,9 +101,7 @@ DomainFigures domain_figures(const RecordedDomain& d, double min_floor_s) {
 
 std::string domain_summary(const RecordedDomain& d) {
   std::ostringstream s;
-  s << "  domain: " << d.coverage_points << " coverage points";
-  if (!d.boundary.empty()) s << " (" << d.boundary.size() << " of them boundary points)";
-  s << ", dispatch regret there median "
+  s << "  domain: " << d.coverage_points << " coverage points, dispatch regret there median "
     << fixed(d.coverage_median_regret, 3) << ", worst " << fixed(d.coverage_worst_regret, 3) << " (tolerance "
     << fixed(d.tolerance, 2) << ")";
   if (d.tree) {
@@ -123,13 +121,7 @@ std::string domain_markdown(const Record& r, const std::string& svg_dir) {
      << " coverage points (tolerance " << fixed(d.tolerance, 2) << "x of each point's fastest variant): regret there median "
      << fixed(d.coverage_median_regret, 3) << ", worst " << fixed(d.coverage_worst_regret, 3);
   if (d.tree) md << "; " << d.tree->leaf_count() << " leaves, depth " << d.tree->depth();
-  md << ".";
-  if (!d.boundary.empty()) {
-    md << " " << d.boundary.size() << " of the points were added where two splits parted the sampled points alike:";
-    for (std::size_t i = 0; i < d.boundary.size(); ++i) md << (i ? ", " : " ") << d.boundary[i].key();
-    md << ".";
-  }
-  md << "\n\nOn the " << d.held_out.size() << " held-out points, never tuned on, against the fastest of "
+  md << ".\n\nOn the " << d.held_out.size() << " held-out points, never tuned on, against the fastest of "
      << d.finalists.size() << " finalists:\n\n";
   md << "| points | count | regret median | regret worst | actual/floor median | actual/floor worst |\n";
   md << "| --- | ---: | ---: | ---: | ---: | ---: |\n";

@@ -18,11 +18,6 @@ nlohmann::ordered_json domain_to_json(const RecordedDomain& d) {
   j["coverage"] = {{"points", d.coverage_points},
                    {"worst_regret", d.coverage_worst_regret},
                    {"median_regret", d.coverage_median_regret}};
-  // Only when there are any, so records learned before them read as they were.
-  if (!d.boundary.empty()) {
-    auto& b = j["coverage"]["boundary"] = nlohmann::ordered_json::array();
-    for (const auto& p : d.boundary) b.push_back(problem_to_json(p));
-  }
   if (d.tree) {
     // Only when not 1, so records learned without the option read as they were.
     if (d.tree->min_leaf_points != 1) j["min_leaf_points"] = d.tree->min_leaf_points;
@@ -49,10 +44,6 @@ RecordedDomain domain_from_json(const nlohmann::ordered_json& j) {
   d.coverage_points = coverage.at("points").get<std::size_t>();
   d.coverage_worst_regret = coverage.at("worst_regret").get<double>();
   d.coverage_median_regret = coverage.at("median_regret").get<double>();
-  if (coverage.contains("boundary")) {
-    if (!coverage.at("boundary").is_array()) throw std::runtime_error("coverage.boundary: not an array of problems");
-    for (const auto& p : coverage.at("boundary")) d.boundary.push_back(problem_from_json(p));
-  }
   if (j.contains("tree")) {
     d.tree = tree_from_json(j.at("tree"));
     d.tree->min_leaf_points = j.value("min_leaf_points", std::size_t{1});

@@ -62,9 +62,7 @@ struct HeldOutPoint {
 // What a tuning with a problem domain adds to the record (README, "Problem domains").
 struct RecordedDomain {
   double tolerance = 1.05;            // the space's tuning.regret_tolerance
-  std::size_t coverage_points = 0;    // points the dispatch was fitted to (boundary points included)
-  // Points added to the coverage where two splits parted it alike (dispatch_tree.hpp), in order.
-  std::vector<Problem> boundary;
+  std::size_t coverage_points = 0;    // points the dispatch was fitted to
   double coverage_worst_regret = 1;   // of the dispatch over them
   double coverage_median_regret = 1;
   std::optional<DispatchTree> tree;   // the learned dispatch; absent when the space has buckets

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,7 +23,6 @@
 #include "temp_dir.hpp"
 
 using namespace kiln::tuner;
-using kiln_test::ContainsSubstring;
 
 namespace {
 
@@ -270,56 +268,6 @@ TEST_CASE("min_leaf_points auto: leave-one-out prefers leaves that carry across 
   CHECK(leaf_variants(regimes) == std::vector<std::string>{"narrow", "wide"});
 }
 
-// Rows of a few columns: "lanes" (four lanes a row) is fastest from 9 columns, "one_lane" up to 8,
-// each twice as slow on the other side: the truth the boundary points measure.
-double narrow_time(const kiln::Problem& p, const std::string& variant) {
-  const double best = 1e-9 * static_cast<double>(p.i("rows") * p.i("cols"));
-  const bool one_lane_wins = p.i("cols") <= 8;
-  return (variant == "one_lane") == one_lane_wins ? best : 2 * best;
-}
-
-TreeTable narrow_rows(const std::vector<kiln::Problem>& points) {
-  TreeTable t;
-  t.variants = {"lanes", "one_lane"};
-  for (const auto& p : points) {
-    t.points.push_back(p);
-    t.time.push_back({narrow_time(p, "lanes"), narrow_time(p, "one_lane")});
-    t.floor_s.push_back(0);
-  }
-  return t;
-}
-
-TEST_CASE("where two splits part the points alike, boundary points between them let measurements choose", "[tree]") {
-  // The softmax coverage near narrow rows (H200, 2026-11-28): 23 columns up to 92682 rows, 1 to 3
-  // columns from 92683 rows. rows <= 92682 and cols <= 8 part them alike.
-  TreeTable t = narrow_rows({rc(26017, 23), rc(92682, 23), rc(92683, 1), rc(330281, 3), rc(4194304, 1)});
-  const DispatchTree guess = learn_tree(t, {1.05});
-  REQUIRE(guess.nodes[0].dim == "rows");  // the first dim considered wins the tie
-  CHECK(guess.nodes[guess.leaf_of(rc(91259, 2))].variant == "lanes");  // nothing measured said otherwise
-
-  const std::vector<kiln::Problem> boundary = boundary_points(t, guess);
-  // The yes side's point nearest the split with the no side's nearest column count, and the reverse.
-  REQUIRE(boundary.size() == 2);
-  CHECK(boundary[0].key() == rc(92682, 3).key());
-  CHECK(boundary[1].key() == rc(92683, 23).key());
-
-  TreeTable measured = narrow_rows({rc(26017, 23), rc(92682, 23), rc(92683, 1), rc(330281, 3), rc(4194304, 1),
-                                    boundary[0], boundary[1]});
-  const DispatchTree tree = learn_tree(measured, {1.05});
-  CHECK(tree.nodes[0].dim == "cols");
-  CHECK(tree.nodes[tree.leaf_of(rc(91259, 2))].variant == "one_lane");
-  CHECK(tree.nodes[tree.leaf_of(rc(4000000, 30))].variant == "lanes");
-  CHECK(boundary_points(measured, tree).empty());  // no two splits part these points alike any more
-}
-
-TEST_CASE("a split no other dim parts alike has no boundary points", "[tree]") {
-  TreeTable t = two_regimes();  // cols splits; rows 8 and 512 lie on both sides
-  const DispatchTree tree = learn_tree(t, {1.05});
-  REQUIRE(tree.leaf_count() == 2);
-  CHECK(boundary_points(t, tree).empty());
-  CHECK(boundary_points(t, learn_tree(t, {2.0})).empty());  // a single leaf
-}
-
 TEST_CASE("a table with a missing or non-positive time is refused", "[tree]") {
   TreeTable t = two_regimes();
   t.time[3][1] = 0;
@@ -466,78 +414,6 @@ TEST_CASE("a variant whose worklog lacks only a probe time runs when measuring, 
   CHECK(needs_run(ctx, v));
   put(probes[1], kiln::worklog::Phase::bench);
   CHECK_FALSE(needs_run(ctx, v));
-}
-
-TEST_CASE("the dispatch is learned again with the boundary points the worklog holds, and without them as before", "[domain]") {
-  kiln_test::TempDir dir;
-  Manifest m = domain_manifest(dir);
-  // The narrow-row situation, within this domain (rows up to 65536): rows <= 9268 and cols <= 8
-  // part these points alike.
-  m.coverage = {rc(2601, 23), rc(9268, 23), rc(9269, 1), rc(33028, 3), rc(65536, 1)};
-  m.held_out = {};
-  auto log = kiln::worklog::Worklog::open(dir / "w.sqlite");
-  EvaluationContext ctx;
-  ctx.manifest = &m;
-  ctx.log = &log;
-  ctx.context_key = "ctx";
-  ctx.measure = false;  // as kiln record: everything from the worklog
-  const std::map<std::string, std::string> role = {{"dtoy__VEC4", "lanes"}, {"dtoy__VEC8", "one_lane"}};
-  std::vector<VariantOutcome> outcomes;
-  for (const auto& [name, truth] : role) {
-    VariantOutcome oc;
-    oc.index = *m.variant_index(name);
-    oc.score = 1e-6;
-    for (const auto& p : m.coverage) oc.median_s[p.key()] = narrow_time(p, truth);
-    outcomes.push_back(oc);
-  }
-  const std::map<std::string, double> rates = {{"dram_bytes_per_s", 1e11}};
-  auto learned = [&] {
-    Record record;
-    std::ostringstream out;
-    fit_domain(ctx, outcomes, rates, record, out);
-    REQUIRE(record.domain);
-    REQUIRE(record.domain->tree);
-    return record;
-  };
-
-  const Record before = learned();  // no boundary times in the worklog: the coverage alone
-  CHECK(before.domain->boundary.empty());
-  CHECK(before.domain->coverage_points == 5);
-  const DispatchTree& guess = *before.domain->tree;
-  CHECK(guess.nodes[0].dim == "rows");
-  CHECK(guess.nodes[guess.leaf_of(rc(9000, 2))].variant == "dtoy__VEC4");
-
-  // The boundary points' timings, as a tuning that measured them leaves them (one variant first:
-  // with a variant's time missing, the dispatch is still the coverage's).
-  const std::vector<kiln::Problem> boundary = {rc(9268, 3), rc(9269, 23)};
-  auto put = [&](const std::string& name, const kiln::Problem& p) {
-    const std::size_t v = *m.variant_index(name);
-    kiln::worklog::Measurement meas;
-    meas.key = {"ctx", m.kernel, name, variant_hash(ctx, v), p.key(), kiln::worklog::Phase::bench};
-    meas.result = "{}";
-    meas.median_s = narrow_time(p, role.at(name));
-    log.put_measurement(meas);
-  };
-  for (const auto& p : boundary) put("dtoy__VEC4", p);
-  CHECK(learned().domain->boundary.empty());
-  for (const auto& p : boundary) put("dtoy__VEC8", p);
-
-  const Record after = learned();
-  REQUIRE(after.domain->boundary.size() == 2);
-  CHECK(after.domain->boundary[0].key() == boundary[0].key());
-  CHECK(after.domain->boundary[1].key() == boundary[1].key());
-  CHECK(after.domain->coverage_points == 7);
-  const DispatchTree& tree = *after.domain->tree;
-  CHECK(tree.nodes[0].dim == "cols");
-  CHECK(tree.nodes[tree.leaf_of(rc(9000, 2))].variant == "dtoy__VEC8");
-  // The record keeps them, and reads back the same.
-  const Record again = record_from_json(record_to_json(after), "test");
-  CHECK(again.domain->boundary.size() == 2);
-  CHECK(again.domain->boundary[1].key() == boundary[1].key());
-  CHECK(record_to_json(again).dump() == record_to_json(after).dump());
-  nlohmann::ordered_json bad = record_to_json(after);
-  bad["domain"]["coverage"]["boundary"] = 5;
-  CHECK_THROWS_WITH(record_from_json(bad, "bad.record.json"), ContainsSubstring("boundary: not an array of problems"));
 }
 
 TEST_CASE("a tree learned from the committed H200 softmax timings serves every problem within 5 %", "[tree]") {
