@@ -352,7 +352,9 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   rec->add_option("--out", (*rbpaths)["out"], "record to write")->required();
   rec->add_option("--header-out", (*rbpaths)["header"], "also write the dispatch header");
   rec->add_option("--context", (*rbpaths)["context"],
-                  "the tuning context to rebuild, a record's context_key (default: the kernel's newest on the device)");
+                  "the tuning context to rebuild, a record's context_key (default: the kernel's newest on the device)")
+      ->check(CLI::Validator([](const std::string& v) { return v.empty() ? std::string("an empty context key") : std::string(); },
+                             "KEY"));
   rec->callback([=, &exit_code] {
     rb->manifest = (*rbpaths)["manifest"];
     rb->worklog = (*rbpaths)["worklog"];

@@ -6,11 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "committed_worklog.hpp"
 #include "kiln/worklog/worklog.hpp"
 #include "kiln_catch.hpp"
 #include "kiln_command.hpp"
-#include <nlohmann/json.hpp>
 #include "temp_dir.hpp"
 
 using kiln_test::ContainsSubstring;
@@ -280,6 +281,11 @@ TEST_CASE("kiln record names the context it rebuilds when the worklog holds seve
   CHECK(unknown.exit_code == 1);
   CHECK_THAT(unknown.err, ContainsSubstring("--context ffffffffffffffffffffffffffffffff: "));
   CHECK_THAT(unknown.err, ContainsSubstring("\n  " + newer + " (1 session, 2030-01-01T00:00:00.000Z)"));
+  CHECK_FALSE(fs::exists(tmp / "out.record.json"));
+
+  const auto empty = record({"--context", ""});
+  CHECK(empty.exit_code == 2);
+  CHECK_THAT(empty.err, ContainsSubstring("an empty context key"));
   CHECK_FALSE(fs::exists(tmp / "out.record.json"));
 
   const auto other_device = record({}, "l4");
