@@ -10,7 +10,8 @@
 // which step of which problem the variant is in, so that the tuner kills a variant for a lack of
 // progress, not for being slow. Exit codes: 0 all passed and timed,
 // 1 a check failed (nothing is timed: a wrong variant never wins), 2 bad usage,
-// 3 the device reported an error, 4 the variant's source did not compile.
+// 3 the device reported an error, 4 the variant's source did not compile, 5 the device could not
+// be set up (nothing of the variant ran).
 #include <unistd.h>
 
 #include <algorithm>
@@ -397,9 +398,12 @@ int run(int argc, char** argv) {
     stage = "bench";
     for (index = 0; index < plan.bench.size(); ++index) bench_problem(*entry, *device, plan, plan.bench[index], index);
   } catch (const std::exception& e) {
-    model::ErrorEvent event{model::HarnessFailure::runtime, stage, std::nullopt, e.what()};
-    if (stage != "device setup") event.index = index;
-    emit(event);
+    // Before the device is set up nothing of the variant has run: the fault is the machine's.
+    if (stage == "device setup") {
+      emit(model::ErrorEvent{model::HarnessFailure::device, stage, std::nullopt, e.what()});
+      return 5;
+    }
+    emit(model::ErrorEvent{model::HarnessFailure::runtime, stage, index, e.what()});
     return 3;
   }
   emit(model::DoneEvent{});

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "domain.hpp"
 #include "kiln/error.hpp"
@@ -260,6 +261,7 @@ struct RunReport {
   ChildResult child;
   std::optional<FailureKind> reported;
   std::string reported_detail;
+  std::optional<std::string> device_fault;  // the device could not be set up: why
   Quietness quietness;                      // over the whole run
   std::vector<Problem> busy;                // timings taken while others were busy
   std::string where;                        // the step the child was in when it ended
@@ -382,7 +384,9 @@ RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::s
     } else if (const auto* e = std::get_if<model::BenchEvent>(&event)) {
       locate("bench", e->index);
       on_bench(*e);
-    } else if (const auto* e = std::get_if<model::ErrorEvent>(&event); e != nullptr && !report.reported) {
+    } else if (const auto* e = std::get_if<model::ErrorEvent>(&event); e != nullptr && e->kind == model::HarnessFailure::device) {
+      report.device_fault = e->message;
+    } else if (e != nullptr && !report.reported) {
       report.reported = e->kind == model::HarnessFailure::compile ? FailureKind::compile : FailureKind::runtime;
       report.reported_detail = e->message;
     }
@@ -400,6 +404,28 @@ RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::s
     report.where = std::string(at.stage == "check" ? "while checking " : "while timing ") + at.problem->key();
   }
   return report;
+}
+
+// A run whose device could not be set up ran nothing of the variant, so it says nothing about
+// it: such a run is repeated after a pause (a GPU seen failing to initialise one process among
+// many came back for the next), and a device that stays unusable stops the tuning rather than
+// recording the machine's fault against this variant, or against every variant after it.
+RunReport run_on_device(const EvaluationContext& ctx, std::size_t index, const std::string& hash, VariantOutcome& out,
+                        const std::vector<Problem>& check, const std::vector<Problem>& bench) {
+  constexpr int kAttempts = 3;
+  double pause_s = ctx.device_retry_pause_s;
+  for (int attempt = 1;; ++attempt) {
+    RunReport run = run_once(ctx, index, hash, out, check, bench);
+    if (!run.device_fault) return run;
+    if (attempt == kAttempts) {
+      throw RefusedError(ctx.manifest->variants[index].name + ": the device could not be set up in " +
+                         std::to_string(kAttempts) + " runs of the variant (" + *run.device_fault +
+                         "); a fault of the machine, not of the variant: nothing is recorded against it, and every "
+                         "measurement finished before is in the worklog");
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(pause_s));
+    pause_s *= 2;
+  }
 }
 
 }  // namespace
@@ -508,7 +534,7 @@ VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index)
       if (failed_build()) return out;
     }
     out.ran = true;
-    RunReport run = run_once(ctx, index, hash, out, to_check, to_bench);
+    RunReport run = run_on_device(ctx, index, hash, out, to_check, to_bench);
     const ChildResult& r = run.child;
     if (r.timed_out) {
       out.failure = FailureKind::timeout;
@@ -580,7 +606,7 @@ PointTimes time_points(const EvaluationContext& ctx, std::size_t index, const st
   times.ran = true;
   VariantOutcome out;
   out.index = index;
-  RunReport run = run_once(ctx, index, hash, out, {}, missing);
+  RunReport run = run_on_device(ctx, index, hash, out, {}, missing);
   for (const auto& [key, median] : out.median_s) times.median_s[key] = median;
   if (!run.child.exited_cleanly() || run.reported) {
     times.failure = run.reported ? run.reported_detail : run.child.describe() + located(run.where);

@@ -56,6 +56,9 @@ struct EvaluationContext {
   bool retry_failed = false;   // retry every transient failure (kiln tune --retry-failed)
   double quiet_wait_s = 5;     // longest wait for a quiet machine before each run
   int busy_remeasures = 1;     // timings taken on a busy machine are taken again this often
+  // A variant process whose device could not be set up ran nothing of the variant; it is run
+  // again after this pause (doubled the second time), and a third such run stops the tuning.
+  double device_retry_pause_s = 2;
   ContentionWatch watch;
   Environment environment;     // for the variant processes: thread pinning
   std::map<std::string, double> floor_s;  // problem key -> floor

@@ -201,8 +201,10 @@ ErrorEvent error_from_json(const JsonNode& node) {
     e.kind = HarnessFailure::compile;
   } else if (kind == "runtime") {
     e.kind = HarnessFailure::runtime;
+  } else if (kind == "device") {
+    e.kind = HarnessFailure::device;
   } else {
-    node["kind"].fail("expected \"compile\" or \"runtime\", got \"" + kind + "\"");
+    node["kind"].fail("expected \"compile\", \"runtime\" or \"device\", got \"" + kind + "\"");
   }
   e.stage = read::optional(node, "stage", [](const JsonNode& n) { return n.string(); });
   e.index = read::optional(node, "index", read::count);
@@ -212,7 +214,14 @@ ErrorEvent error_from_json(const JsonNode& node) {
 
 }  // namespace
 
-const char* to_string(HarnessFailure kind) { return kind == HarnessFailure::compile ? "compile" : "runtime"; }
+const char* to_string(HarnessFailure kind) {
+  switch (kind) {
+    case HarnessFailure::compile: return "compile";
+    case HarnessFailure::runtime: return "runtime";
+    case HarnessFailure::device: return "device";
+  }
+  return "runtime";
+}
 
 ordered_json to_json(const LaunchShape& s) {
   ordered_json j = {{"kernel", s.kernel},

@@ -160,6 +160,7 @@ TEST_CASE("every event goes to its line and back unchanged") {
       model::ProfiledEvent{0, problem(16, "fp32"), std::nullopt},
       model::ErrorEvent{model::HarnessFailure::runtime, std::string("bench"), 2, "illegal address"},
       model::ErrorEvent{model::HarnessFailure::compile, std::nullopt, std::nullopt, "did not compile"},
+      model::ErrorEvent{model::HarnessFailure::device, std::string("device setup"), std::nullopt, "no CUDA device"},
       model::DoneEvent{}};
   for (const auto& e : events) {
     const auto json = model::to_json(e);
@@ -202,7 +203,7 @@ TEST_CASE("an event with a key missing, unknown or of the wrong type is an error
         "line: /event: unknown event \"finish\" (known events: start, progress, check, bench, profiled, error, done)");
   CHECK(error_of(R"({"kind":"runtime"})") == "line: /event: required key is missing");
   CHECK(error_of(R"({"event":"error","kind":"oom","message":"x"})") ==
-        "line: /kind: expected \"compile\" or \"runtime\", got \"oom\"");
+        "line: /kind: expected \"compile\", \"runtime\" or \"device\", got \"oom\"");
   CHECK(error_of(R"({"event":"done","index":1})").rfind("line: /index: unknown key", 0) == 0);
   CHECK_THAT(error_of(R"({"event":"progress","stage":"bench","index":-1,"step":"x"})"),
              ContainsSubstring("line: /index: expected a whole number >= 0, got -1"));

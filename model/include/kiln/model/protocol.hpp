@@ -193,8 +193,10 @@ struct ProfiledEvent {
 };
 
 // "error": the variant could not go on. `compile`: its source did not compile (the executable is
-// the harness alone); `runtime`: the device or the workload failed in `stage` (on problem `index`).
-enum class HarnessFailure { compile, runtime };
+// the harness alone); `runtime`: the device or the workload failed in `stage` (on problem `index`);
+// `device`: the device could not be set up, so nothing of the variant ran (a fault of the machine,
+// never evidence against the variant).
+enum class HarnessFailure { compile, runtime, device };
 const char* to_string(HarnessFailure kind);
 
 struct ErrorEvent {
