@@ -5,7 +5,7 @@
 // of a thread-block cluster (sm_90: the blocks exchange their partial max and sum through
 // distributed shared memory). A block holds THREADS / ROW_THREADS row groups; each group owns one
 // row at a time. Every thread caches CACHE elements of its row in fp32 registers, loaded VEC_BYTES
-// at a time: chunk c of row thread t covers the VEC elements starting at (c * SPAN + t) * VEC,
+// at a time (VEC_BYTES 0: one element an access, whatever its size): chunk c of row thread t covers the VEC elements starting at (c * SPAN + t) * VEC,
 // where SPAN = ROW_THREADS * SPLIT threads share the row, so a warp's load is one contiguous,
 // coalesced span (for sub-warp rows, the spans of neighbouring rows are neighbours too). The row is
 // read from DRAM once and written once:
@@ -35,9 +35,13 @@ struct CudaTraits {
   static constexpr int kRowThreads = Config::ROW_THREADS;  // threads of one block on one row
   static constexpr int kSplit = Config::SPLIT;             // blocks of a cluster on one row
   static constexpr int kCache = Config::CACHE;             // fp32 registers of row cache per thread
-  static constexpr int kVecBytes = Config::VEC_BYTES;      // bytes per vector load / store
+  // Bytes per vector load / store; 0 asks for one element per access (2 bytes of bf16, 4 of fp32):
+  // a row of a few elements held by a few lanes then needs no single-element peel at its ends,
+  // and a warp's access still covers consecutive elements of neighbouring rows.
+  static constexpr int kVecBytes = Config::VEC_BYTES;
   static constexpr bool kStage = Config::STAGE != 0;       // rows staged through shared memory
-  static constexpr int kVec = kVecBytes / static_cast<int>(sizeof(T));  // elements per vector
+  static constexpr int kVec = kVecBytes == 0 ? 1 : kVecBytes / static_cast<int>(sizeof(T));  // elements per vector
+  static constexpr int kAccessBytes = kVec * static_cast<int>(sizeof(T));                    // bytes per access
   static constexpr int kRowLanes = kRowThreads < 32 ? kRowThreads : 32;  // lanes of a row in a warp
   static constexpr int kRowWarps = kRowThreads < 32 ? 1 : kRowThreads / 32;
   static constexpr int kRowsPerBlock = kThreads / kRowThreads;
@@ -49,13 +53,13 @@ struct CudaTraits {
   static_assert(kThreads % kRowThreads == 0, "a block holds whole row groups");
   static_assert(kSplit >= 1 && kSplit <= 16 && (kSplit & (kSplit - 1)) == 0, "SPLIT: 1, 2, 4, 8 or 16");
   static_assert(kSplit == 1 || kRowsPerBlock == 1, "a split row fills its blocks");
-  static_assert(kVecBytes == 4 || kVecBytes == 8 || kVecBytes == 16, "VEC_BYTES: 4, 8 or 16");
+  static_assert(kVecBytes == 0 || kVecBytes == 4 || kVecBytes == 8 || kVecBytes == 16, "VEC_BYTES: 0 (an element), 4, 8 or 16");
   static_assert(kVec >= 1 && kCache % kVec == 0, "CACHE must be a multiple of the vector's elements");
   static_assert(kCache >= 1 && kCache <= 128, "CACHE: 1..128 registers");
   static_assert(Config::STAGE == 0 || Config::STAGE == 1, "STAGE: 0 or 1");
   static_assert(!kStage || kSplit == 1, "a staged tile is one block's rows");
   // The staged tile of a block: its rows at the widest cached width, plus one vector of phase.
-  static constexpr int kStageBytes = kStage ? kThreads * kCache * static_cast<int>(sizeof(T)) + kVecBytes : 0;
+  static constexpr int kStageBytes = kStage ? kThreads * kCache * static_cast<int>(sizeof(T)) + kAccessBytes : 0;
   static_assert(kStageBytes <= 48 * 1024, "a staged tile fits the default shared memory of a block");
 };
 
@@ -672,8 +676,8 @@ cudaError_t launch(const T* in, T* out, std::int64_t rows, std::int64_t cols, cu
   // Vector accesses need in and out rows to reach an aligned address after the same head.
   const auto in_at = reinterpret_cast<std::uintptr_t>(in);
   const auto out_at = reinterpret_cast<std::uintptr_t>(out);
-  const bool same_phase = (in_at - out_at) % Tr::kVecBytes == 0;
-  const bool all_aligned = in_at % Tr::kVecBytes == 0 && out_at % Tr::kVecBytes == 0 && cols % Tr::kVec == 0;
+  const bool same_phase = (in_at - out_at) % Tr::kAccessBytes == 0;
+  const bool all_aligned = in_at % Tr::kAccessBytes == 0 && out_at % Tr::kAccessBytes == 0 && cols % Tr::kVec == 0;
   if (!same_phase) return d::launch_rows<Tr>(d::softmax_streaming_kernel<Tr, 1, T>, rows, Tr::kRowsPerBlock, 0, stream, in, out, rows, cols);
   if (cols > Tr::kRowCapacity) {
     return d::launch_rows<Tr>(d::softmax_streaming_kernel<Tr, Tr::kVec, T>, rows, Tr::kRowsPerBlock, 0, stream, in, out, rows, cols);
@@ -683,7 +687,7 @@ cudaError_t launch(const T* in, T* out, std::int64_t rows, std::int64_t cols, cu
     // As many rows a row group as fill the tile (THREADS * CACHE elements).
     const int per_group = Tr::kRowThreads * Tr::kCache / width;
     const std::int64_t block_rows = static_cast<std::int64_t>(Tr::kRowsPerBlock) * per_group;
-    const std::size_t smem = static_cast<std::size_t>(block_rows) * width * sizeof(T) + Tr::kVecBytes;
+    const std::size_t smem = static_cast<std::size_t>(block_rows) * width * sizeof(T) + Tr::kAccessBytes;
     return d::launch_rows<Tr>(d::softmax_staged_kernel<Tr, T>, rows, block_rows, smem, stream, in, out, rows, width,
                               per_group);
   } else if (all_aligned) {

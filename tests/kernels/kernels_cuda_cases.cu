@@ -28,7 +28,8 @@ namespace {
 
 // softmax_cuda.space.json corners: block per row (the default), warp per row with 8-byte
 // accesses, four rows per block with a 1024-element cache, the widest block cache, four lanes per
-// row (sub-warp rows), one lane a row with 16-byte accesses, a row split over a cluster of four
+// row (sub-warp rows), four lanes a row with one element per access, one lane a row with 16-byte
+// accesses, a row split over a cluster of four
 // blocks (sm_90 only; its wide rows stream over the cluster), and rows staged through shared
 // memory by two lanes and by two warps a row.
 struct SoftmaxBlockRow {
@@ -45,6 +46,9 @@ struct SoftmaxWidest {
 };
 struct SoftmaxLanes {
   static constexpr int THREADS = 128, ROW_THREADS = 4, SPLIT = 1, CACHE = 8, VEC_BYTES = 8, STAGE = 0;
+};
+struct SoftmaxLanesElements {
+  static constexpr int THREADS = 256, ROW_THREADS = 4, SPLIT = 1, CACHE = 8, VEC_BYTES = 0, STAGE = 0;
 };
 struct SoftmaxOneLane {
   static constexpr int THREADS = 128, ROW_THREADS = 1, SPLIT = 1, CACHE = 8, VEC_BYTES = 16, STAGE = 0;
@@ -358,6 +362,7 @@ const std::map<std::string, SoftmaxRunners>& softmax_runners() {
       {"THREADS512_ROW_THREADS128_SPLIT1_CACHE8_VEC_BYTES16_STAGE0", softmax_runners_for<SoftmaxFourRows>()},
       {"THREADS1024_ROW_THREADS1024_SPLIT1_CACHE16_VEC_BYTES16_STAGE0", softmax_runners_for<SoftmaxWidest>()},
       {"THREADS128_ROW_THREADS4_SPLIT1_CACHE8_VEC_BYTES8_STAGE0", softmax_runners_for<SoftmaxLanes>()},
+      {"THREADS256_ROW_THREADS4_SPLIT1_CACHE8_VEC_BYTES0_STAGE0", softmax_runners_for<SoftmaxLanesElements>()},
       {"THREADS128_ROW_THREADS1_SPLIT1_CACHE8_VEC_BYTES16_STAGE0", softmax_runners_for<SoftmaxOneLane>()},
       {"THREADS512_ROW_THREADS512_SPLIT4_CACHE16_VEC_BYTES16_STAGE0", softmax_runners_for<SoftmaxCluster>()},
       {"THREADS128_ROW_THREADS2_SPLIT1_CACHE16_VEC_BYTES16_STAGE1", softmax_runners_for<SoftmaxStagedLanes>()},

@@ -165,10 +165,17 @@ class Bench {
   unsigned long long* wrong_ = nullptr;
 };
 
-// Every configuration by name: staged tiles (S1) and the direct paths they are compared with.
+// Every configuration by name: staged tiles (S1) and the direct paths they are compared with (V0:
+// one element per access).
 template <class T>
 const std::vector<std::pair<const char*, void (*)(Bench<T>&, const char*)>>& configurations() {
   static const std::vector<std::pair<const char*, void (*)(Bench<T>&, const char*)>> all = {
+      {"T128_RT1_C4_V0_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 1, 4, 0, 0>>(n); }},
+      {"T128_RT2_C4_V0_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 2, 4, 0, 0>>(n); }},
+      {"T256_RT2_C8_V0_S0", [](Bench<T>& b, const char* n) { b.template run<Config<256, 2, 8, 0, 0>>(n); }},
+      {"T128_RT4_C8_V0_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 4, 8, 0, 0>>(n); }},
+      {"T256_RT8_C4_V0_S0", [](Bench<T>& b, const char* n) { b.template run<Config<256, 8, 4, 0, 0>>(n); }},
+      {"T128_RT16_C8_V0_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 16, 8, 0, 0>>(n); }},
       {"T128_RT1_C8_V8_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 1, 8, 8, 0>>(n); }},
       {"T128_RT1_C8_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 1, 8, 16, 0>>(n); }},
       {"T256_RT2_C4_V8_S0", [](Bench<T>& b, const char* n) { b.template run<Config<256, 2, 4, 8, 0>>(n); }},
