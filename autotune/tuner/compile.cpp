@@ -431,14 +431,21 @@ CompileSummary compile_variants(const Manifest& manifest, const CompileOptions& 
       fs::remove(pending[next].log, ec);
       start_stage(next++);
     }
+    // Only this loop's own compilers are waited for: the tuner measures variants in other
+    // processes meanwhile (compiled on demand, on several GPUs), and waitpid(-1) reaped those too,
+    // so their threads found no child to wait for and the tuning failed ("waitpid: No child
+    // processes", two H200, 2026-11-28). Polled: a compile takes seconds, a sweep microseconds.
     int status = 0;
-    pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      throw Error(std::string("waitpid: ") + std::strerror(errno));
+    auto it = running.begin();
+    for (;; std::this_thread::sleep_for(std::chrono::milliseconds(5))) {
+      for (it = running.begin(); it != running.end(); ++it) {
+        const pid_t done = waitpid(it->first, &status, WNOHANG);
+        if (done == it->first) break;
+        if (done < 0 && errno != EINTR) throw Error(std::string("waitpid: ") + std::strerror(errno));
+      }
+      if (it != running.end() || interrupted()) break;
     }
-    auto it = running.find(pid);
-    if (it == running.end()) continue;
+    if (it == running.end()) continue;  // asked to stop: the loop's head kills and reaps what runs
     std::size_t i = it->second;
     running.erase(it);
     Job& job = pending[i];

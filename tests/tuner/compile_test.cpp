@@ -1,11 +1,15 @@
 // Reusing a template's captured command lines for each variant (autotune/tuner/compile.hpp).
 #include <chrono>
 #include <fstream>
+#include <optional>
+#include <thread>
 
 #include "compile.hpp"
 #include "kiln/error.hpp"
 #include "kiln_catch.hpp"
+#include "process.hpp"
 #include "temp_dir.hpp"
+#include "tuner_fixture.hpp"
 
 using namespace kiln::tuner;
 using kiln_test::ContainsSubstring;
@@ -119,4 +123,50 @@ TEST_CASE("a failed build's excerpt leads with its error lines, not the compiler
   // A log without one: its last lines.
   CHECK(kiln::tuner::failure_excerpt("a\nb\nc\nd\n", 2) == "c\nd\n");
   CHECK(kiln::tuner::failure_excerpt("", 3).empty());
+}
+
+TEST_CASE("compiles wait for their own processes only: a child another thread runs meanwhile keeps its exit status") {
+  // The tuner measures variants in child processes while it compiles others (on demand, on
+  // several GPUs); a compile loop that reaped any child took a variant's exit status from the
+  // thread waiting for it, which then failed with "waitpid: No child processes".
+  kiln_test::GeneratedToy toy;
+  const auto& dir = toy.dir;
+  kiln_test::write_file(dir / "template.cpp", "");
+  kiln_test::write_file(dir / "cc.sh", "sleep 1\n: > \"$3\"\n");  // cc.sh <source> -o <object>
+  kiln_test::write_file(dir / "ld.sh", "cp /bin/true \"$3\"\n");  // ld.sh <object> -o <executable>
+  save_captured_command(dir / "compile.json", {dir.path(), {"/bin/sh", (dir / "cc.sh").string(),
+                                                             (dir / "template.cpp").string(), "-o",
+                                                             (dir / "template.o").string()}});
+  save_captured_command(dir / "link.json", {dir.path(), {"/bin/sh", (dir / "ld.sh").string(),
+                                                          (dir / "template.o").string(), "-o",
+                                                          (dir / "template").string()}});
+  CompileOptions o;
+  o.compile_command = dir / "compile.json";
+  o.link_command = dir / "link.json";
+  o.template_source = dir / "template.cpp";
+  o.variants_dir = dir / "bin";
+  o.objects_dir = dir / "objects";
+  o.build_records_dir = dir / "builds";
+  o.only = {toy.manifest.default_variant};
+  o.jobs = 1;
+
+  // Started beside the compiler, it ends while the compiler still runs.
+  std::optional<ChildResult> other;
+  std::string other_error;
+  std::thread measuring([&] {
+    try {
+      other = run_child({"/bin/sh", "-c", "sleep 0.3; exit 7"}, std::chrono::duration<double>(30),
+                        [](const std::string&) {});
+    } catch (const std::exception& e) {
+      other_error = e.what();
+    }
+  });
+  const CompileSummary summary = compile_variants(toy.manifest, o);
+  measuring.join();
+  CHECK(other_error.empty());
+  REQUIRE(other);
+  CHECK(other->exit_code == 7);
+  CHECK(summary.compiled == 1);
+  CHECK(summary.failed == 0);
+  CHECK(std::filesystem::exists(dir / "bin" / toy.manifest.default_variant));
 }
