@@ -105,7 +105,7 @@ TEST_CASE("kiln report and kiln replay on the committed worklog print what they 
 
   kiln_test::TempDir tmp("kiln-cli-replay");
   const kiln_test::KilnRun generated =
-      run_kiln({"generate", "--space", (source / "kernels/softmax/softmax_cuda.space.json").string(), "--target",
+      run_kiln({"generate", "--space", (source / "presets/records/h200/softmax_cuda_2026-11-24.space.json").string(), "--target",
                 (source / "presets/devices/h200.json").string(), "--out", (tmp / "softmax_cuda").string()},
                60);
   REQUIRE(generated.exit_code == 0);

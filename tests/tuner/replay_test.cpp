@@ -18,10 +18,10 @@ struct Recorded {
   Manifest manifest;
   std::map<std::size_t, std::optional<double>> scores;
 
-  explicit Recorded(const std::string& folder, const std::string& kernel) {
+  // `space`: the space as the worklog recorded it, from the source tree.
+  explicit Recorded(const std::string& space, const std::string& kernel) {
     const std::filesystem::path root = KILN_SOURCE_DIR;
-    kiln::gen::generate(root / "kernels" / folder / (kernel + ".space.json"), root / "presets/devices/h200.json",
-                        dir / kernel);
+    kiln::gen::generate(root / space, root / "presets/devices/h200.json", dir / kernel);
     manifest = load_manifest(dir / kernel / "manifest.json");
     // Opening a worklog switches it to WAL: work on a copy, never on the committed file.
     std::filesystem::copy_file(kiln_test::committed_h200_worklog(), dir / "worklog.sqlite");
@@ -55,20 +55,20 @@ double hit_rate(const Recorded& r, std::size_t budget, double slack, int seeds) 
 }  // namespace
 
 TEST_CASE("the recorded runs cover every variant") {
-  Recorded softmax("softmax", "softmax_cuda");
+  Recorded softmax("presets/records/h200/softmax_cuda_2026-11-24.space.json", "softmax_cuda");
   CHECK(softmax.scores.size() == softmax.manifest.variants.size());
-  Recorded nbody("nbody", "nbody_cuda");
+  Recorded nbody("kernels/nbody/nbody_cuda.space.json", "nbody_cuda");
   CHECK(nbody.scores.size() == nbody.manifest.variants.size());
 }
 
 TEST_CASE("annealing on a third of softmax_cuda's space usually finds its best") {
-  Recorded softmax("softmax", "softmax_cuda");
+  Recorded softmax("presets/records/h200/softmax_cuda_2026-11-24.space.json", "softmax_cuda");
   std::size_t budget = softmax.manifest.variants.size() / 3;
   CHECK(hit_rate(softmax, budget, 0.01, 10) >= 0.7);
   CHECK(hit_rate(softmax, budget, 0.10, 10) == 1.0);
 }
 
 TEST_CASE("annealing on a third of nbody_cuda's space stays within 15% of its best") {
-  Recorded nbody("nbody", "nbody_cuda");
+  Recorded nbody("kernels/nbody/nbody_cuda.space.json", "nbody_cuda");
   CHECK(hit_rate(nbody, nbody.manifest.variants.size() / 3, 0.15, 5) == 1.0);
 }
