@@ -15,6 +15,17 @@ std::string number(double v) {
 
 bool busy_then(const worklog::VariantFailure& f, double busy_cores) { return f.others_cores && *f.others_cores > busy_cores; }
 
+// A runtime failure stored before the harness reported device setup apart (exit code 5, never
+// stored since): its detail is the CUDA harness's error from setting up the device, which only
+// the device setup calls, so none of the variant had run.
+bool device_setup_failure(const worklog::VariantFailure& f) {
+  if (f.kind != FailureKind::runtime) return false;
+  for (const char* setup : {" from cudaGetDeviceCount(&count) at ", " from cudaSetDevice(0) at "}) {
+    if (f.detail.find(setup) != std::string::npos) return true;
+  }
+  return f.detail == "no CUDA device found";
+}
+
 }  // namespace
 
 RetryDecision retry_decision(const worklog::VariantFailure& f, const RunConditions& now) {
@@ -27,6 +38,9 @@ RetryDecision retry_decision(const worklog::VariantFailure& f, const RunConditio
   }
   // What compute-sanitizer found in the same code on the same checks, it finds again.
   if (f.kind == FailureKind::sanitizer) return {false, retry_policy(f, now.busy_cores)};
+  if (device_setup_failure(f)) {
+    return {true, "it failed setting up the device, before any of the variant ran: the machine's fault, not the variant's"};
+  }
   if (now.retry_failed) return {true, "asked to (--retry-failed)"};
   const bool quiet_now = now.others_cores && *now.others_cores <= now.busy_cores;
   if (f.kind == FailureKind::timeout) {

@@ -74,6 +74,24 @@ TEST_CASE("compile failures are kept even when asked, transient ones are retried
   CHECK_FALSE(retry_decision(failure(FailureKind::crash, 5, 0.0), now(500)).retry);
 }
 
+TEST_CASE("a runtime failure stored from the device's setup (before it was told apart) is retried, others are not") {
+  auto setup = failure(FailureKind::runtime, 5, 0.0);
+  setup.detail = "cudaErrorInitializationError (initialization error) from cudaGetDeviceCount(&count) at "
+                 "/work/main/autotune/harness/device_cuda.cu:82";
+  auto d = retry_decision(setup, now(5));
+  CHECK(d.retry);
+  CHECK_THAT(d.why, kiln_test::ContainsSubstring("failed setting up the device"));
+  setup.detail = "no CUDA device found";
+  CHECK(retry_decision(setup, now(5)).retry);
+  auto launch = failure(FailureKind::runtime, 5, 0.0);
+  launch.detail = "cudaErrorIllegalAddress (an illegal memory access was encountered) from cudaStreamSynchronize(stream_) at "
+                  "/work/main/autotune/harness/device_cuda.cu:108";
+  CHECK_FALSE(retry_decision(launch, now(5)).retry);
+  auto timeout = failure(FailureKind::timeout, 5, 0.0);
+  timeout.detail = setup.detail;
+  CHECK_FALSE(retry_decision(timeout, now(5)).retry);
+}
+
 TEST_CASE("a timeout stored without its limit (an older worklog) is retried") {
   VariantFailure old = failure(FailureKind::timeout, std::nullopt, std::nullopt);
   old.problem_set.clear();
