@@ -109,7 +109,14 @@ double fp32_rate() {
 
 }  // namespace
 
-int main() {
+// kiln_probe_cpu [--describe]: the CPU and its measured rates, or with --describe what it is
+// without measuring (the tuner's warm re-run takes the rates its worklog holds for the context).
+int main(int argc, char** argv) {
+  const bool describe = argc == 2 && std::strcmp(argv[1], "--describe") == 0;
+  if (argc > 1 && !describe) {
+    std::fprintf(stderr, "usage: %s [--describe]\n", argv[0]);
+    return 2;
+  }
   std::size_t llc = kiln::harness::last_level_cache_bytes();
   kiln::model::DeviceInfo d;
   d.backend = "cpu";
@@ -117,7 +124,7 @@ int main() {
   d.isa = kiln::harness::cpu_isa();
   d.threads = omp_get_max_threads();
   d.cache_bytes = static_cast<std::int64_t>(llc);
-  d.measured = {{"dram_bytes_per_s", copy_bandwidth(llc)}, {"fp32_flops_per_s", fp32_rate()}};
+  if (!describe) d.measured = {{"dram_bytes_per_s", copy_bandwidth(llc)}, {"fp32_flops_per_s", fp32_rate()}};
   std::printf("%s\n", kiln::model::to_json(d).dump().c_str());
   return 0;
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -74,7 +75,14 @@ double median_seconds(int reps, cudaStream_t s, F&& body) {
 
 }  // namespace
 
-int main() {
+// kiln_probe_cuda [--describe]: the first GPU and its measured rates, or with --describe what it
+// is without measuring (the tuner's warm re-run takes the rates its worklog holds for the context).
+int main(int argc, char** argv) {
+  const bool describe = argc == 2 && std::strcmp(argv[1], "--describe") == 0;
+  if (argc > 1 && !describe) {
+    std::fprintf(stderr, "usage: %s [--describe]\n", argv[0]);
+    return 2;
+  }
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     std::fprintf(stderr, "kiln_probe_cuda: no CUDA device found\n");
@@ -86,6 +94,24 @@ int main() {
     int driver_api = 0, runtime = 0;
     KILN_CUDA_CHECK(cudaDriverGetVersion(&driver_api));
     KILN_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    auto described = [&] {
+      kiln::model::DeviceInfo d;
+      d.backend = "cuda";
+      d.name = p.name;
+      d.compute_capability = std::to_string(p.major) + "." + std::to_string(p.minor);
+      d.driver = driver_version();
+      d.cuda_driver_api = version_text(driver_api);
+      d.cuda_runtime = version_text(runtime);
+      d.sm_count = p.multiProcessorCount;
+      d.cache_bytes = p.l2CacheSize;
+      d.max_smem_per_block = static_cast<std::int64_t>(p.sharedMemPerBlockOptin);
+      d.memory_bytes = static_cast<std::int64_t>(p.totalGlobalMem);
+      return d;
+    };
+    if (describe) {
+      std::printf("%s\n", kiln::model::to_json(described()).dump().c_str());
+      return 0;
+    }
     cudaStream_t s;
     KILN_CUDA_CHECK(cudaStreamCreate(&s));
 
@@ -115,17 +141,7 @@ int main() {
     double graph_s = median_seconds(9, s, [&] { KILN_CUDA_CHECK(cudaGraphLaunch(exec, s)); });
     KILN_CUDA_CHECK(cudaStreamSynchronize(s));
 
-    kiln::model::DeviceInfo d;
-    d.backend = "cuda";
-    d.name = p.name;
-    d.compute_capability = std::to_string(p.major) + "." + std::to_string(p.minor);
-    d.driver = driver_version();
-    d.cuda_driver_api = version_text(driver_api);
-    d.cuda_runtime = version_text(runtime);
-    d.sm_count = p.multiProcessorCount;
-    d.cache_bytes = p.l2CacheSize;
-    d.max_smem_per_block = static_cast<std::int64_t>(p.sharedMemPerBlockOptin);
-    d.memory_bytes = static_cast<std::int64_t>(p.totalGlobalMem);
+    kiln::model::DeviceInfo d = described();
     d.measured = {{"dram_bytes_per_s", 2.0 * static_cast<double>(bytes) / copy_s},
                   {"fp32_flops_per_s", flops / fma_s},
                   {"launch_s", graph_s / kNodes}};

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <chrono>
 #include <fstream>
+#include <vector>
 
 #include "kiln/error.hpp"
 #include "process.hpp"
@@ -10,10 +11,15 @@
 namespace kiln::tuner {
 
 DeviceInfo run_probe(const std::filesystem::path& probe_executable, const model::Backend& backend,
-                     const Environment& environment) {
+                     const Environment& environment, bool describe_only) {
   std::string output;
-  ChildResult r = run_child({probe_executable.string()}, SilenceLimit([] { return std::chrono::seconds(180); }),
+  std::vector<std::string> argv = {probe_executable.string()};
+  if (describe_only) argv.push_back("--describe");
+  ChildResult r = run_child(argv, SilenceLimit([] { return std::chrono::seconds(180); }),
                             [&](const std::string& line) { output += line; }, environment);
+  // A probe of a backend added outside Kiln may not know --describe (usage, exit code 2): it
+  // describes the device while measuring it.
+  if (describe_only && r.exit_code == 2) return run_probe(probe_executable, backend, environment, false);
   if (r.exit_code == 77) {
     throw Error("no " + std::string(backend.title) + " device found on this machine (" + probe_executable.string() + ")");
   }

@@ -35,9 +35,10 @@ using model::load_device;
 // What a probe says about the machine at hand (the protocol's device info).
 using model::DeviceInfo;
 
-// Runs the probe executable of `backend` (kiln_probe_<backend>) and reads what it prints.
+// Runs the probe executable of `backend` (kiln_probe_<backend>) and reads what it prints; with
+// describe_only (the probe's --describe), what the device is without its measured rates.
 DeviceInfo run_probe(const std::filesystem::path& probe_executable, const model::Backend& backend,
-                     const Environment& environment = {});
+                     const Environment& environment = {}, bool describe_only = false);
 
 // Why this machine must not be tuned with this device file, or nothing when it matches.
 std::optional<std::string> mismatch(const Device& spec, const DeviceInfo& probed);

@@ -134,8 +134,9 @@ KernelTarget load_target(const std::filesystem::path& manifest, const std::files
   return t;
 }
 
-DeviceInfo probe_matching(const Device& spec, const std::filesystem::path& probe, const Environment& environment) {
-  DeviceInfo found = run_probe(probe, model::backend_named(spec.backend), environment);
+DeviceInfo probe_matching(const Device& spec, const std::filesystem::path& probe, const Environment& environment,
+                          bool describe_only) {
+  DeviceInfo found = run_probe(probe, model::backend_named(spec.backend), environment, describe_only);
   if (auto why = mismatch(spec, found)) throw Error(*why);
   return found;
 }
@@ -163,7 +164,10 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
                           visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
     pin_to_gpu(first_gpu, t->gpus.front());
   }
-  t->probed = probe_matching(spec, o.probe, first_gpu);
+  // What the device is decides the context; its rates are measured only for a context the
+  // worklog has no session of (context_rates takes the first session's), so a warm re-run
+  // measures nothing, not even the machine.
+  t->probed = probe_matching(spec, o.probe, first_gpu, true);
 
   if (t->gpus.empty()) {
     t->preflight = take_preflight(o, m.backend, spec, out);
@@ -177,6 +181,7 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   t->log = worklog::Worklog::open(o.worklog);
   const ContextKey chosen = choose_context_key(*t->log, m, t->probed, o);
   const std::string& ctx_key = chosen.key;
+  if (!context_device(*t->log, m.kernel, ctx_key)) t->probed = probe_matching(spec, o.probe, first_gpu);
   t->context = context_rates(*t->log, m, spec, ctx_key, t->probed);
 
   t->seed = o.seed != 0 ? o.seed : static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());

@@ -33,8 +33,10 @@ struct KernelTarget {
 };
 KernelTarget load_target(const std::filesystem::path& manifest, const std::filesystem::path& device_file);
 
-// The device the probe finds, when it is the device file's; throws kiln::Error otherwise.
-DeviceInfo probe_matching(const Device& spec, const std::filesystem::path& probe, const Environment& environment = {});
+// The device the probe finds, when it is the device file's; throws kiln::Error otherwise. With
+// describe_only, without its measured rates.
+DeviceInfo probe_matching(const Device& spec, const std::filesystem::path& probe, const Environment& environment = {},
+                          bool describe_only = false);
 
 // The device a context's floors are computed for, and their rates: the device of the context's
 // first session when the worklog has one (a re-run reproduces its record), else `probed`.
