@@ -44,7 +44,9 @@ Remeasured remeasure(const VerifyOptions& o, const Manifest& m, const RecordedBu
     } else if (const auto* e = std::get_if<model::CheckEvent>(&event); e != nullptr && !e->passed) {
       reason = e->reason.value_or("check failed");
     } else if (const auto* e = std::get_if<model::ErrorEvent>(&event)) {
-      reason = e->message;
+      reason = e->kind == model::HarnessFailure::device
+                   ? "the device could not be set up, a fault of the machine, not of the variant: " + e->message
+                   : e->message;
     }
   };
   ChildResult child = run_plan(o.variants_dir / variant, plan, o.scratch_dir, static_cast<double>(m.tuning.timeout_s), on_event);
@@ -62,7 +64,8 @@ bool verify(const VerifyOptions& o, std::ostream& out) {
   const KernelTarget target = load_target(o.manifest, o.device_spec);
   const Manifest& m = target.manifest;
   Record record = load_record(o.record);
-  const DeviceInfo probe = probe_matching(target.spec, o.probe);
+  // Only what the device is: verify compares times with the record's, not with floors.
+  const DeviceInfo probe = probe_matching(target.spec, o.probe, {}, true);
   if (probe.name != record.device_name) {
     out << "kiln: note: the record was measured on " << record.device_name << ", this machine is " << probe.name << "\n";
   }
