@@ -204,8 +204,90 @@ std::set<std::size_t> coverage_finalists(const Manifest& m, const std::vector<Va
   return chosen;
 }
 
+std::vector<Problem> screen_points(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
+                                   const std::set<std::size_t>& finalists, const std::map<std::string, double>& rates) {
+  std::vector<Problem> chosen;
+  if (!m.has_domain() || m.tuning.screen <= 0) return chosen;
+  std::set<std::string> probed;
+  for (const auto& p : probe_points(m)) probed.insert(p.key());
+  std::vector<std::pair<double, std::size_t>> ranked;  // (-best / floor, coverage index)
+  for (std::size_t i = 0; i < m.coverage.size(); ++i) {
+    const Problem& p = m.coverage[i];
+    if (probed.count(p.key()) > 0) continue;  // every variant is timed there already
+    const double floor = floor_of(m.work_of(p), rates).seconds;
+    std::optional<double> best;
+    for (const auto& oc : outcomes) {
+      if (oc.failure || !oc.score || finalists.count(oc.index) == 0) continue;
+      auto it = oc.median_s.find(p.key());
+      if (it != oc.median_s.end() && (!best || it->second < *best)) best = it->second;
+    }
+    if (!best || !(floor > 0)) continue;
+    ranked.emplace_back(-*best / floor, i);
+  }
+  std::sort(ranked.begin(), ranked.end());
+  for (std::size_t k = 0; k < ranked.size() && chosen.size() < static_cast<std::size_t>(m.tuning.screen); ++k) {
+    chosen.push_back(m.coverage[ranked[k].second]);
+  }
+  return chosen;
+}
+
+namespace {
+
+// The passed variants in order of score (best first): the fast ones' times are the bounds at
+// which the slow ones' timings stop (stop_bounds), so the earlier they are in the worklog, the
+// less a stage costs.
+std::vector<std::size_t> by_score(const std::vector<VariantOutcome>& outcomes, const std::set<std::size_t>* among) {
+  std::vector<std::pair<double, std::size_t>> ranked;
+  for (const auto& oc : outcomes) {
+    if (oc.failure || !oc.score || (among != nullptr && among->count(oc.index) == 0)) continue;
+    ranked.emplace_back(*oc.score, oc.index);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::size_t> order;
+  for (const auto& r : ranked) order.push_back(r.second);
+  return order;
+}
+
+// Screening (tuning.screen): every passed variant timed at the screen points; at each, the fastest
+// variant that beats every finalist there beyond the tolerance joins the finalists. Returns those.
+std::set<std::size_t> screen_finalists(const EvaluationContext& ctx, const std::vector<VariantOutcome>& outcomes,
+                                       const std::set<std::size_t>& finalists, const std::map<std::string, double>& rates,
+                                       std::ostream& out) {
+  const Manifest& m = *ctx.manifest;
+  std::set<std::size_t> added;
+  const std::vector<std::size_t> passed = by_score(outcomes, nullptr);
+  const bool all_finalists = std::all_of(passed.begin(), passed.end(), [&](std::size_t v) { return finalists.count(v) > 0; });
+  if (all_finalists) return added;  // every variant is timed at every coverage point already
+  const std::vector<Problem> points = screen_points(m, outcomes, finalists, rates);
+  if (points.empty()) return added;
+  std::map<std::size_t, PointTimes> times = times_of(ctx, passed, points, "screen points", out);
+  for (const auto& p : points) {
+    std::optional<double> best_finalist;
+    std::optional<std::pair<double, std::size_t>> best_other;
+    for (const auto& [v, t] : times) {
+      auto it = t.median_s.find(p.key());
+      if (it == t.median_s.end()) continue;
+      if (finalists.count(v) > 0) {
+        if (!best_finalist || it->second < *best_finalist) best_finalist = it->second;
+      } else if (!best_other || std::make_pair(it->second, v) < *best_other) {
+        best_other = std::make_pair(it->second, v);
+      }
+    }
+    if (best_finalist && best_other && best_other->first * m.tuning.regret_tolerance < *best_finalist) {
+      added.insert(best_other->second);
+      out << "kiln: " << m.kernel << ": screen point " << p.key() << ": " << m.variants[best_other->second].name
+          << " is " << *best_finalist / best_other->first << "x faster than every finalist; a finalist now\n";
+    }
+  }
+  out << "kiln: " << m.kernel << ": " << points.size() << " screen points timed on every variant; " << added.size()
+      << " finalist" << (added.size() == 1 ? "" : "s") << " added\n";
+  return added;
+}
+
+}  // namespace
+
 void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& outcomes, std::size_t per_problem,
-                   std::ostream& out) {
+                   const std::map<std::string, double>& rates, std::ostream& out) {
   const Manifest& m = *ctx.manifest;
   if (!m.has_domain()) return;
   if (ctx.measure) {
@@ -225,31 +307,31 @@ void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& ou
           << " variants that passed\n";
     }
   }
-  const std::set<std::size_t> finalists = ctx.measure ? coverage_finalists(m, outcomes, per_problem) : std::set<std::size_t>{};
+  std::set<std::size_t> finalists = ctx.measure ? coverage_finalists(m, outcomes, per_problem) : std::set<std::size_t>{};
   EvaluationContext reading = ctx;
   reading.measure = false;
-  std::vector<std::size_t> timed;
-  std::map<std::size_t, double> score;
-  for (const auto& oc : outcomes) {
-    if (!oc.failure && oc.score && finalists.count(oc.index)) {
-      timed.push_back(oc.index);
-      score[oc.index] = *oc.score;
-    }
-  }
-  // Best score first: the fast finalists' times are the bounds at which the slow ones' timings
-  // stop (stop_bounds), so the earlier they are in the worklog, the less the coverage costs.
-  std::stable_sort(timed.begin(), timed.end(), [&](std::size_t a, std::size_t b) { return score[a] < score[b]; });
-  std::map<std::size_t, PointTimes> finalist_times = times_of(ctx, timed, m.coverage, "coverage points", out);
   std::size_t measured = 0;
-  for (auto& oc : outcomes) {
-    if (oc.failure || !oc.score) continue;
-    auto f = finalist_times.find(oc.index);
-    PointTimes times = f != finalist_times.end() ? std::move(f->second) : time_points(reading, oc.index, m.coverage);
-    if (times.ran) ++measured;
-    if (!times.failure.empty()) out << "kiln: " << m.variants[oc.index].name << ": coverage points: " << times.failure << "\n";
-    for (const auto& [key, seconds] : times.median_s) oc.median_s[key] = seconds;
-  }
+  // The coverage of `variants` into the outcomes: measured for those (when ctx.measure is on),
+  // read from the worklog for every other variant that passed and has it all, so a worklog that
+  // timed the coverage on every variant keeps doing so.
+  auto cover = [&](const std::set<std::size_t>& variants) {
+    std::map<std::size_t, PointTimes> times = times_of(ctx, by_score(outcomes, &variants), m.coverage, "coverage points", out);
+    for (auto& oc : outcomes) {
+      if (oc.failure || !oc.score) continue;
+      auto f = times.find(oc.index);
+      PointTimes t = f != times.end() ? std::move(f->second) : time_points(reading, oc.index, m.coverage);
+      if (t.ran) ++measured;
+      if (!t.failure.empty()) out << "kiln: " << m.variants[oc.index].name << ": coverage points: " << t.failure << "\n";
+      for (const auto& [key, seconds] : t.median_s) oc.median_s[key] = seconds;
+    }
+  };
+  cover(finalists);
   if (ctx.measure) {
+    const std::set<std::size_t> added = screen_finalists(ctx, outcomes, finalists, rates, out);
+    if (!added.empty()) {
+      cover(added);
+      finalists.insert(added.begin(), added.end());
+    }
     out << "kiln: " << m.kernel << ": coverage of " << m.coverage.size() << " points timed on " << finalists.size()
         << " finalists (" << measured << " measured now)\n";
   }

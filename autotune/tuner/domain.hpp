@@ -47,12 +47,24 @@ std::vector<Problem> probe_points(const Manifest& m);
 std::set<std::size_t> coverage_finalists(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
                                          std::size_t per_problem);
 
+// The screen points (tuning.screen of them): the coverage points, probe points aside, where the
+// best of the finalists (those timed there in `outcomes`) is furthest above the floor (`rates`),
+// furthest first, ties in the coverage's order. Where the finalists are far above the floor is
+// where a variant no listed problem or probe point favoured may do better: the finalists come from
+// the listed problems, the probe points and the score, which can all miss a whole stretch of the
+// domain (softmax, 78530 rows of 10 bf16 on an H200: 5.8 us on the fastest finalist, 3.5 us on a
+// staged variant none of them favoured).
+std::vector<Problem> screen_points(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
+                                   const std::set<std::size_t>& finalists, const std::map<std::string, double>& rates);
+
 // Puts the coverage points' times into the outcomes (median_s): measured on the finalists (when
 // ctx.measure is on), read from the worklog for every other variant that passed and has them all,
 // so a worklog that timed the coverage on every variant keeps doing so. A finalist that fails at a
-// coverage point is reported and left out of the dispatch.
+// coverage point is reported and left out of the dispatch. With tuning.screen, every variant that
+// passed is then timed at the screen points, and at each the fastest variant that beats every
+// finalist there beyond the tolerance becomes a finalist, timed at every coverage point too.
 void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& outcomes, std::size_t per_problem,
-                   std::ostream& out);
+                   const std::map<std::string, double>& rates, std::ostream& out);
 
 // The median of a list (the mean of the middle two when even); 0 for an empty list.
 double median(std::vector<double> values);

@@ -197,7 +197,8 @@ std::int64_t domain_point_count(const JsonNode& node) {
 }
 
 Tuning load_tuning(const JsonNode& node) {
-  node.require_object({"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance", "min_leaf_points"}, {});
+  node.require_object({"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance", "min_leaf_points", "screen"},
+                      {});
   Tuning t;
   if (node.has("max_variants")) t.max_variants = node["max_variants"].positive_integer();
   if (node.has("timeout_s")) t.timeout_s = node["timeout_s"].positive_integer();
@@ -208,6 +209,13 @@ Tuning load_tuning(const JsonNode& node) {
     if (t.regret_tolerance < 1 || t.regret_tolerance > 10) {
       node["regret_tolerance"].fail("expected a ratio of times from 1 to 10 (1.05: within 5 % of the best), got " +
                                     describe_json(node["regret_tolerance"].json()));
+    }
+  }
+  if (node.has("screen")) {
+    t.screen = node["screen"].positive_integer();
+    if (t.coverage > 0 && t.screen > t.coverage) {
+      node["screen"].fail("cannot screen more points than the coverage set has (" + std::to_string(t.coverage) +
+                          "), got " + std::to_string(t.screen));
     }
   }
   if (node.has("min_leaf_points")) {

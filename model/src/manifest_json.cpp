@@ -136,6 +136,7 @@ ordered_json tuning_json(const Manifest& m) {
     t["regret_tolerance"] = m.tuning.regret_tolerance;
     // Only when set, so the manifests of spaces without it stay as they were.
     if (m.tuning.min_leaf_points != 1) t["min_leaf_points"] = m.tuning.min_leaf_points;  // 0: auto
+    if (m.tuning.screen != 0) t["screen"] = m.tuning.screen;
   }
   return t;
 }
@@ -148,6 +149,7 @@ Tuning tuning_from_json(const ordered_json& j) {
   t.held_out = j.value("held_out", t.held_out);
   t.regret_tolerance = j.value("regret_tolerance", t.regret_tolerance);
   t.min_leaf_points = j.value("min_leaf_points", t.min_leaf_points);
+  t.screen = j.value("screen", t.screen);
   return t;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -414,6 +415,108 @@ TEST_CASE("a variant whose worklog lacks only a probe time runs when measuring, 
   CHECK(needs_run(ctx, v));
   put(probes[1], kiln::worklog::Phase::bench);
   CHECK_FALSE(needs_run(ctx, v));
+}
+
+TEST_CASE("the screen points are where the finalists' best is furthest above the floor, probe points aside", "[domain]") {
+  kiln_test::TempDir dir;
+  Manifest m = domain_manifest(dir);
+  m.problems = {rc(512, 512)};
+  m.coverage = {rc(4096, 1), rc(4, 64), rc(512, 512), rc(1024, 8), rc(16, 1024), rc(256, 256)};
+  REQUIRE(probe_points(m).size() == 2);  // 4 x 64 (the fewest rows) and 4096 x 1 (the fewest columns)
+  const std::map<std::string, double> rates = {{"dram_bytes_per_s", 1e9}};  // floor: 8 ns an element
+  const auto vec = [&](const std::string& v) { return *m.variant_index("dtoy__VEC" + v); };
+  // Every point's best over its floor: VEC8's time, or VEC4's where it is faster; VEC16 is no
+  // finalist, and its times do not count.
+  VariantOutcome v8, v4, v16;
+  v8.index = vec("8");
+  v4.index = vec("4");
+  v16.index = vec("16");
+  for (VariantOutcome* o : {&v8, &v4, &v16}) o->score = 1;
+  for (const auto& p : m.coverage) {
+    const double floor = 8e-9 * static_cast<double>(p.i("rows") * p.i("cols"));
+    v8.median_s[p.key()] = 2 * floor;
+    v4.median_s[p.key()] = 3 * floor;
+    v16.median_s[p.key()] = floor;
+  }
+  v8.median_s[rc(1024, 8).key()] = 5 * 8e-9 * 8192;  // 5x its floor
+  v4.median_s[rc(1024, 8).key()] = 6 * 8e-9 * 8192;
+  v8.median_s[rc(16, 1024).key()] = 9 * 8e-9 * 16384;  // 9x, but VEC4 takes it at 4x
+  v4.median_s[rc(16, 1024).key()] = 4 * 8e-9 * 16384;
+  v8.median_s[rc(4096, 1).key()] = 50 * 8e-9 * 4096;  // a probe point: every variant is timed there
+  const std::vector<VariantOutcome> outcomes = {v4, v8, v16};
+  const std::set<std::size_t> finalists = {vec("4"), vec("8")};
+  m.tuning.screen = 2;
+  std::vector<kiln::Problem> points = screen_points(m, outcomes, finalists, rates);
+  REQUIRE(points.size() == 2);
+  CHECK(points[0].key() == rc(1024, 8).key());
+  CHECK(points[1].key() == rc(16, 1024).key());
+  m.tuning.screen = 1;
+  CHECK(screen_points(m, outcomes, finalists, rates).size() == 1);
+  m.tuning.screen = 0;
+  CHECK(screen_points(m, outcomes, finalists, rates).empty());
+  // No floor (no rate for the work's terms): no point can be ranked.
+  m.tuning.screen = 2;
+  CHECK(screen_points(m, outcomes, finalists, {}).empty());
+}
+
+TEST_CASE("screening makes a finalist of a variant that beats every finalist at a screen point", "[domain]") {
+  // Replayed from a real worklog with every time in it, so the tuning (ctx.measure on) measures
+  // nothing: the finalists come from the listed problem and the probe points (VEC8 everywhere),
+  // VEC16 is 3x faster at 1024 x 8, the point furthest above its floor, and VEC4 is slower there.
+  kiln_test::TempDir dir;
+  Manifest m = domain_manifest(dir);
+  m.problems = {rc(512, 512)};
+  m.coverage = {rc(4096, 1), rc(64, 64), rc(256, 128), rc(1024, 8), rc(256, 256)};
+  m.tuning.screen = 1;
+  const std::map<std::string, double> rates = {{"dram_bytes_per_s", 1e9}};
+  auto log = kiln::worklog::Worklog::open(dir / "w.sqlite");
+  EvaluationContext ctx;
+  ctx.manifest = &m;
+  ctx.log = &log;
+  ctx.context_key = "ctx";
+  const auto vec = [&](const std::string& v) { return *m.variant_index("dtoy__VEC" + v); };
+  auto put = [&](std::size_t v, const kiln::Problem& p, double seconds) {
+    kiln::worklog::Measurement meas;
+    meas.key = {"ctx", m.kernel, m.variants[v].name, variant_hash(ctx, v), p.key(), kiln::worklog::Phase::bench};
+    meas.result = "{}";
+    meas.median_s = seconds;
+    log.put_measurement(meas);
+  };
+  auto floor = [](const kiln::Problem& p) { return 8e-9 * static_cast<double>(p.i("rows") * p.i("cols")); };
+  std::vector<VariantOutcome> outcomes;
+  for (const std::string v : {"4", "8", "16"}) {
+    VariantOutcome o;
+    o.index = vec(v);
+    o.complete = true;
+    const double listed = v == "8" ? 1e-3 : 2e-3;
+    o.median_s[m.problems[0].key()] = listed;
+    o.score = listed;
+    for (const auto& p : probe_points(m)) o.median_s[p.key()] = (v == "8" ? 1.5 : 2.0) * floor(p);
+    outcomes.push_back(o);
+  }
+  const kiln::Problem hot = rc(1024, 8);
+  for (const auto& p : m.coverage) put(vec("8"), p, (p.key() == hot.key() ? 6.0 : 1.5) * floor(p));
+  put(vec("4"), hot, 8.0 * floor(hot));
+  for (const auto& p : m.coverage) put(vec("16"), p, (p.key() == hot.key() ? 2.0 : 3.0) * floor(p));
+  REQUIRE(coverage_finalists(m, outcomes, 1) == std::set<std::size_t>{vec("8")});
+
+  std::ostringstream out;
+  ctx.measure = true;
+  time_coverage(ctx, outcomes, 1, rates, out);
+  INFO(out.str());
+  CHECK(out.str().find("screen point rows=1024 cols=8 dtype=fp32: dtoy__VEC16 is 3x faster than every finalist; a finalist now") !=
+        std::string::npos);
+  CHECK(out.str().find("1 screen points timed on every variant; 1 finalist added") != std::string::npos);
+  CHECK(out.str().find("coverage of 5 points timed on 2 finalists (0 measured now)") != std::string::npos);
+  const TreeTable table = coverage_table(m, outcomes, rates);
+  CHECK(table.variants == std::vector<std::string>{"dtoy__VEC8", "dtoy__VEC16"});
+
+  // Not beyond the tolerance: no finalist added.
+  put(vec("16"), hot, 5.8 * floor(hot));
+  for (auto& o : outcomes) o.median_s.erase(hot.key());
+  std::ostringstream again;
+  time_coverage(ctx, outcomes, 1, rates, again);
+  CHECK(again.str().find("1 screen points timed on every variant; 0 finalists added") != std::string::npos);
 }
 
 TEST_CASE("a tree learned from the committed H200 softmax timings serves every problem within 5 %", "[tree]") {

@@ -96,6 +96,10 @@ struct Tuning {
   // cliffs between points (a grid's last partial wave) better than a leaf fitted to one point.
   // 0 ("auto" in a space file): the tuner picks it by leave-one-out over the coverage points.
   std::int64_t min_leaf_points = 1;
+  // How many coverage points every variant is timed on, besides the finalists' full coverage:
+  // those where the finalists' best is furthest above the floor. A variant faster there than every
+  // finalist beyond the tolerance becomes a finalist too. 0: none.
+  std::int64_t screen = 0;
   bool operator==(const Tuning&) const = default;
 };
 
