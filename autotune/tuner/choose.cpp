@@ -159,7 +159,7 @@ void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const 
 Record choose_record(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
                      std::size_t finalists, std::ostream& out) {
   Record record = select_winners(in, outcomes, [&](std::size_t v) { return variant_hash(ctx, v); });
-  time_coverage(ctx, outcomes, finalists, in.rates, out);
+  time_coverage(ctx, outcomes, finalists, out);
   fit_domain(ctx, outcomes, in.rates, record, out);
   return record;
 }

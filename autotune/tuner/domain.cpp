@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <future>
 #include <optional>
 #include <ostream>
@@ -204,29 +205,43 @@ std::set<std::size_t> coverage_finalists(const Manifest& m, const std::vector<Va
   return chosen;
 }
 
-std::vector<Problem> screen_points(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
-                                   const std::set<std::size_t>& finalists, const std::map<std::string, double>& rates) {
+std::vector<Problem> screen_points(const Manifest& m) {
   std::vector<Problem> chosen;
   if (!m.has_domain() || m.tuning.screen <= 0) return chosen;
-  std::set<std::string> probed;
-  for (const auto& p : probe_points(m)) probed.insert(p.key());
-  std::vector<std::pair<double, std::size_t>> ranked;  // (-best / floor, coverage index)
-  for (std::size_t i = 0; i < m.coverage.size(); ++i) {
-    const Problem& p = m.coverage[i];
-    if (probed.count(p.key()) > 0) continue;  // every variant is timed there already
-    const double floor = floor_of(m.work_of(p), rates).seconds;
-    std::optional<double> best;
-    for (const auto& oc : outcomes) {
-      if (oc.failure || !oc.score || finalists.count(oc.index) == 0) continue;
-      auto it = oc.median_s.find(p.key());
-      if (it != oc.median_s.end() && (!best || it->second < *best)) best = it->second;
+  // Where every variant is timed anyway: the listed problems and the probe points.
+  std::vector<Problem> timed = m.problems;
+  for (auto& p : probe_points(m)) timed.push_back(std::move(p));
+  // Distance in log2 of every int dim, summed; points of other symbolic values are unrelated.
+  auto distance = [&](const Problem& a, const Problem& b) {
+    double d = 0;
+    for (const auto& dim : m.dims) {
+      if (!a.has(dim.name) || !b.has(dim.name)) continue;
+      if (dim.symbolic) {
+        if (a.s(dim.name) != b.s(dim.name)) return std::numeric_limits<double>::infinity();
+      } else {
+        d += std::fabs(std::log2(static_cast<double>(std::max<std::int64_t>(a.i(dim.name), 1))) -
+                       std::log2(static_cast<double>(std::max<std::int64_t>(b.i(dim.name), 1))));
+      }
     }
-    if (!best || !(floor > 0)) continue;
-    ranked.emplace_back(-*best / floor, i);
+    return d;
+  };
+  std::set<std::string> taken;
+  for (const auto& p : timed) taken.insert(p.key());
+  std::vector<double> nearest(m.coverage.size(), std::numeric_limits<double>::infinity());
+  for (std::size_t i = 0; i < m.coverage.size(); ++i) {
+    for (const auto& t : timed) nearest[i] = std::min(nearest[i], distance(m.coverage[i], t));
   }
-  std::sort(ranked.begin(), ranked.end());
-  for (std::size_t k = 0; k < ranked.size() && chosen.size() < static_cast<std::size_t>(m.tuning.screen); ++k) {
-    chosen.push_back(m.coverage[ranked[k].second]);
+  while (chosen.size() < static_cast<std::size_t>(m.tuning.screen)) {
+    std::optional<std::size_t> far;
+    for (std::size_t i = 0; i < m.coverage.size(); ++i) {
+      if (taken.count(m.coverage[i].key()) > 0) continue;
+      if (!far || nearest[i] > nearest[*far]) far = i;  // ties: the first in the coverage's order
+    }
+    if (!far) break;
+    const Problem& p = m.coverage[*far];
+    chosen.push_back(p);
+    taken.insert(p.key());
+    for (std::size_t i = 0; i < m.coverage.size(); ++i) nearest[i] = std::min(nearest[i], distance(m.coverage[i], p));
   }
   return chosen;
 }
@@ -251,14 +266,13 @@ std::vector<std::size_t> by_score(const std::vector<VariantOutcome>& outcomes, c
 // Screening (tuning.screen): every passed variant timed at the screen points; at each, the fastest
 // variant that beats every finalist there beyond the tolerance joins the finalists. Returns those.
 std::set<std::size_t> screen_finalists(const EvaluationContext& ctx, const std::vector<VariantOutcome>& outcomes,
-                                       const std::set<std::size_t>& finalists, const std::map<std::string, double>& rates,
-                                       std::ostream& out) {
+                                       const std::set<std::size_t>& finalists, std::ostream& out) {
   const Manifest& m = *ctx.manifest;
   std::set<std::size_t> added;
   const std::vector<std::size_t> passed = by_score(outcomes, nullptr);
   const bool all_finalists = std::all_of(passed.begin(), passed.end(), [&](std::size_t v) { return finalists.count(v) > 0; });
   if (all_finalists) return added;  // every variant is timed at every coverage point already
-  const std::vector<Problem> points = screen_points(m, outcomes, finalists, rates);
+  const std::vector<Problem> points = screen_points(m);
   if (points.empty()) return added;
   std::map<std::size_t, PointTimes> times = times_of(ctx, passed, points, "screen points", out);
   for (const auto& p : points) {
@@ -287,7 +301,7 @@ std::set<std::size_t> screen_finalists(const EvaluationContext& ctx, const std::
 }  // namespace
 
 void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& outcomes, std::size_t per_problem,
-                   const std::map<std::string, double>& rates, std::ostream& out) {
+                   std::ostream& out) {
   const Manifest& m = *ctx.manifest;
   if (!m.has_domain()) return;
   if (ctx.measure) {
@@ -327,7 +341,7 @@ void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& ou
   };
   cover(finalists);
   if (ctx.measure) {
-    const std::set<std::size_t> added = screen_finalists(ctx, outcomes, finalists, rates, out);
+    const std::set<std::size_t> added = screen_finalists(ctx, outcomes, finalists, out);
     if (!added.empty()) {
       cover(added);
       finalists.insert(added.begin(), added.end());

@@ -47,15 +47,17 @@ std::vector<Problem> probe_points(const Manifest& m);
 std::set<std::size_t> coverage_finalists(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
                                          std::size_t per_problem);
 
-// The screen points (tuning.screen of them): the coverage points, probe points aside, where the
-// best of the finalists (those timed there in `outcomes`) is furthest above the floor (`rates`),
-// furthest first, ties in the coverage's order. Where the finalists are far above the floor is
-// where a variant no listed problem or probe point favoured may do better: the finalists come from
-// the listed problems, the probe points and the score, which can all miss a whole stretch of the
-// domain (softmax, 78530 rows of 10 bf16 on an H200: 5.8 us on the fastest finalist, 3.5 us on a
-// staged variant none of them favoured).
-std::vector<Problem> screen_points(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
-                                   const std::set<std::size_t>& finalists, const std::map<std::string, double>& rates);
+// The screen points (tuning.screen of them): the coverage points farthest from every point each
+// variant is timed at anyway (the listed problems, the probe points, the screen points chosen
+// before), one at a time: distance in log2 of each int dim, summed; a point of symbolic values no
+// such point has is the farthest of all; ties in the coverage's order. A pure function of the
+// manifest. The finalists come from the listed problems, the probe points and the score, which
+// can all miss a whole stretch of the domain (softmax on an H200, 78530 rows of 10 bf16: 5.8 us
+// on the fastest finalist, 3.5 us on a staged variant none of them favoured); the stretches farthest
+// from them are where that happens. Ranking the points by how far the finalists' best is above
+// the floor instead picks the problems that are far above it by nature (softmax: single rows of
+// 32K to 256K elements, 8 to 19x; nothing beat the finalists there).
+std::vector<Problem> screen_points(const Manifest& m);
 
 // Puts the coverage points' times into the outcomes (median_s): measured on the finalists (when
 // ctx.measure is on), read from the worklog for every other variant that passed and has them all,
@@ -64,7 +66,7 @@ std::vector<Problem> screen_points(const Manifest& m, const std::vector<VariantO
 // passed is then timed at the screen points, and at each the fastest variant that beats every
 // finalist there beyond the tolerance becomes a finalist, timed at every coverage point too.
 void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& outcomes, std::size_t per_problem,
-                   const std::map<std::string, double>& rates, std::ostream& out);
+                   std::ostream& out);
 
 // The median of a list (the mean of the middle two when even); 0 for an empty list.
 double median(std::vector<double> values);

@@ -417,52 +417,32 @@ TEST_CASE("a variant whose worklog lacks only a probe time runs when measuring, 
   CHECK_FALSE(needs_run(ctx, v));
 }
 
-TEST_CASE("the screen points are where the finalists' best is furthest above the floor, probe points aside", "[domain]") {
+TEST_CASE("the screen points are the coverage points farthest from where every variant is timed", "[domain]") {
   kiln_test::TempDir dir;
   Manifest m = domain_manifest(dir);
   m.problems = {rc(512, 512)};
-  m.coverage = {rc(4096, 1), rc(4, 64), rc(512, 512), rc(1024, 8), rc(16, 1024), rc(256, 256)};
+  m.coverage = {rc(4096, 1), rc(4, 64),     rc(512, 512),         rc(1024, 8),
+                rc(256, 256), rc(64, 4096), rc(300, 300, "bf16")};
   REQUIRE(probe_points(m).size() == 2);  // 4 x 64 (the fewest rows) and 4096 x 1 (the fewest columns)
-  const std::map<std::string, double> rates = {{"dram_bytes_per_s", 1e9}};  // floor: 8 ns an element
-  const auto vec = [&](const std::string& v) { return *m.variant_index("dtoy__VEC" + v); };
-  // Every point's best over its floor: VEC8's time, or VEC4's where it is faster; VEC16 is no
-  // finalist, and its times do not count.
-  VariantOutcome v8, v4, v16;
-  v8.index = vec("8");
-  v4.index = vec("4");
-  v16.index = vec("16");
-  for (VariantOutcome* o : {&v8, &v4, &v16}) o->score = 1;
-  for (const auto& p : m.coverage) {
-    const double floor = 8e-9 * static_cast<double>(p.i("rows") * p.i("cols"));
-    v8.median_s[p.key()] = 2 * floor;
-    v4.median_s[p.key()] = 3 * floor;
-    v16.median_s[p.key()] = floor;
-  }
-  v8.median_s[rc(1024, 8).key()] = 5 * 8e-9 * 8192;  // 5x its floor
-  v4.median_s[rc(1024, 8).key()] = 6 * 8e-9 * 8192;
-  v8.median_s[rc(16, 1024).key()] = 9 * 8e-9 * 16384;  // 9x, but VEC4 takes it at 4x
-  v4.median_s[rc(16, 1024).key()] = 4 * 8e-9 * 16384;
-  v8.median_s[rc(4096, 1).key()] = 50 * 8e-9 * 4096;  // a probe point: every variant is timed there
-  const std::vector<VariantOutcome> outcomes = {v4, v8, v16};
-  const std::set<std::size_t> finalists = {vec("4"), vec("8")};
-  m.tuning.screen = 2;
-  std::vector<kiln::Problem> points = screen_points(m, outcomes, finalists, rates);
-  REQUIRE(points.size() == 2);
-  CHECK(points[0].key() == rc(1024, 8).key());
-  CHECK(points[1].key() == rc(16, 1024).key());
-  m.tuning.screen = 1;
-  CHECK(screen_points(m, outcomes, finalists, rates).size() == 1);
+  m.tuning.screen = 3;
+  // bf16 is timed nowhere yet: farthest of all. Then 64 x 4096 (6 powers of two from 512 x 512),
+  // then 1024 x 8 (5 from 4096 x 1); 256 x 256 is 2 from 512 x 512.
+  std::vector<kiln::Problem> points = screen_points(m);
+  REQUIRE(points.size() == 3);
+  CHECK(points[0].key() == rc(300, 300, "bf16").key());
+  CHECK(points[1].key() == rc(64, 4096).key());
+  CHECK(points[2].key() == rc(1024, 8).key());
+  CHECK(screen_points(m) == points);  // deterministic
+  m.tuning.screen = 100;  // as many as there are: the listed problem and the probe points aside
+  CHECK(screen_points(m).size() == 4);
   m.tuning.screen = 0;
-  CHECK(screen_points(m, outcomes, finalists, rates).empty());
-  // No floor (no rate for the work's terms): no point can be ranked.
-  m.tuning.screen = 2;
-  CHECK(screen_points(m, outcomes, finalists, {}).empty());
+  CHECK(screen_points(m).empty());
 }
 
 TEST_CASE("screening makes a finalist of a variant that beats every finalist at a screen point", "[domain]") {
   // Replayed from a real worklog with every time in it, so the tuning (ctx.measure on) measures
   // nothing: the finalists come from the listed problem and the probe points (VEC8 everywhere),
-  // VEC16 is 3x faster at 1024 x 8, the point furthest above its floor, and VEC4 is slower there.
+  // VEC16 is 3x faster at 1024 x 8, the point farthest from those, and VEC4 is slower there.
   kiln_test::TempDir dir;
   Manifest m = domain_manifest(dir);
   m.problems = {rc(512, 512)};
@@ -502,7 +482,7 @@ TEST_CASE("screening makes a finalist of a variant that beats every finalist at 
 
   std::ostringstream out;
   ctx.measure = true;
-  time_coverage(ctx, outcomes, 1, rates, out);
+  time_coverage(ctx, outcomes, 1, out);
   INFO(out.str());
   CHECK(out.str().find("screen point rows=1024 cols=8 dtype=fp32: dtoy__VEC16 is 3x faster than every finalist; a finalist now") !=
         std::string::npos);
@@ -515,7 +495,7 @@ TEST_CASE("screening makes a finalist of a variant that beats every finalist at 
   put(vec("16"), hot, 5.8 * floor(hot));
   for (auto& o : outcomes) o.median_s.erase(hot.key());
   std::ostringstream again;
-  time_coverage(ctx, outcomes, 1, rates, again);
+  time_coverage(ctx, outcomes, 1, again);
   CHECK(again.str().find("1 screen points timed on every variant; 0 finalists added") != std::string::npos);
 }
 
