@@ -11,11 +11,23 @@ namespace {
 // Times equal within rounding count as equal: a point's best variant always serves it.
 constexpr double kRelativeSlack = 1e-12;
 
-// Where a split between two measured values of an int dim goes: their midpoint in log2, rounded,
-// kept so that `<=` separates them.
+// Where a split between two measured values a < b of an int dim goes: the power of two in [a, b)
+// nearest their midpoint in log2, when there is one, else that midpoint, rounded, kept so that
+// `<=` separates them. Tile sizes and register caches are powers of two, so that is where a
+// variant's performance falls off a cliff: a softmax row cache of 128 elements measured at 79
+// columns and beaten at 138 held rows up to the midpoint, 104... and one of 256 up to 297, where
+// rows past its cache stream at 1.4-1.8x the time (H200, the held-out points of 2026-11-29).
 std::int64_t threshold_between(std::int64_t a, std::int64_t b) {
-  const double mid = std::exp2((std::log2(static_cast<double>(a)) + std::log2(static_cast<double>(b))) / 2);
-  return std::clamp(static_cast<std::int64_t>(std::llround(mid)), a, b - 1);
+  const double mid_log2 = (std::log2(static_cast<double>(a)) + std::log2(static_cast<double>(b))) / 2;
+  std::optional<std::int64_t> pow2;
+  for (std::int64_t p = 1; p > 0 && p < b; p *= 2) {
+    if (p >= a && (!pow2 || std::fabs(std::log2(static_cast<double>(p)) - mid_log2) <
+                                std::fabs(std::log2(static_cast<double>(*pow2)) - mid_log2))) {
+      pow2 = p;
+    }
+  }
+  if (pow2) return *pow2;
+  return std::clamp(static_cast<std::int64_t>(std::llround(std::exp2(mid_log2))), a, b - 1);
 }
 
 bool goes_yes(const TreeNode& n, const Problem& p) {

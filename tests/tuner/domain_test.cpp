@@ -206,8 +206,28 @@ TEST_CASE("among equally good splits, the one where the winner changes, not a ch
   CHECK(tree.leaf_count() == 3);
   CHECK(tree.depth() == 2);
   REQUIRE(tree.nodes[0].threshold);
-  CHECK(*tree.nodes[0].threshold == 91);  // between 64 and 128, the log2 midpoint
+  CHECK(*tree.nodes[0].threshold == 64);  // between 64 and 128: the power of two there
   CHECK(worst_regret_of(tree, t) == 1.0);
+}
+
+TEST_CASE("a split lies at the power of two between its two values nearest their log2 midpoint, if any", "[tree]") {
+  // Tile sizes and register caches are powers of two: a variant caching rows of 128 elements,
+  // fastest at 79 columns, streams rows from 129 on, so a split between 79 and 138 goes at 128.
+  auto threshold = [](std::int64_t a, std::int64_t b) {
+    TreeTable t;
+    t.variants = {"small", "large"};
+    t.points = {rc(4, a), rc(4, b)};
+    t.time = {{1.0, 2.0}, {2.0, 1.0}};
+    t.floor_s = {0, 0};
+    const DispatchTree tree = learn_tree(t, {1.05});
+    REQUIRE(tree.nodes[0].threshold);
+    return *tree.nodes[0].threshold;
+  };
+  CHECK(threshold(79, 138) == 128);
+  CHECK(threshold(4, 100) == 16);    // 4, 8, 16, 32, 64 lie between; 20 is the midpoint
+  CHECK(threshold(4, 6) == 4);       // a itself, when a power of two
+  CHECK(threshold(5, 7) == 6);       // none between: the midpoint, rounded
+  CHECK(threshold(1000, 1001) == 1000);
 }
 
 TEST_CASE("every coverage point is served within the tolerance, whatever the table", "[tree]") {
