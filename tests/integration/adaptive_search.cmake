@@ -1,8 +1,8 @@
 cmake_minimum_required(VERSION 3.25)
 # The adaptive searches in a real tuning (cmake -P, with KILN_BUILD, WORK and SOURCE set): on
 # tests/integration/large_project (1000 variants), each of anneal, genetic and forest tunes a fresh
-# build directory and worklog with a budget of 12 variants, compiling on demand, and writes a
-# record of 12 evaluated variants, having compiled those 12 and no other (a search that commits
+# build directory and worklog with a budget of 8 variants, compiling on demand, and writes a
+# record of 8 evaluated variants, having compiled those 8 and no other (a search that commits
 # to nothing ahead compiles each proposal when it comes). (Replays run the strategies offline; this runs them in `kiln
 # tune`, whose searcher walks a grid the tuning owns: it once walked a destroyed one and crashed
 # before its first measurement.)
@@ -15,10 +15,10 @@ foreach(strategy IN ITEMS anneal genetic forest)
   set(build "${WORK}/${strategy}")
   kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${project}" -B "${build}" -G Ninja -C "${WORK}/init.cmake"
                    "-DCMAKE_PREFIX_PATH=${prefix}" -DKILN_TUNE=ON -DKILN_TUNE_BACKENDS=cpu -DKILN_SEARCH=${strategy}
-                   -DKILN_BUDGET=12 -DKILN_REPETITIONS=3 "-DKILN_WORKLOG=${build}/worklog.sqlite"
+                   -DKILN_BUDGET=8 -DKILN_REPETITIONS=3 "-DKILN_WORKLOG=${build}/worklog.sqlite"
                    "-DKILN_RECORDS_DIR=${WORK}/records-${strategy}")
   kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${build}" OUTPUT_VARIABLE out)
-  kiln_expect("${out}" "sum_squares on [^\n]*: 12 evaluated, 12 passed" "${strategy}: the budget's tally")
+  kiln_expect("${out}" "sum_squares on [^\n]*: 8 evaluated, 8 passed" "${strategy}: the budget's tally")
   set(record "${build}/kiln/sum_squares/sum_squares.record.json")
   if(NOT EXISTS "${record}")
     message(FATAL_ERROR "${strategy}: no record after tuning:\n${out}")
@@ -26,16 +26,16 @@ foreach(strategy IN ITEMS anneal genetic forest)
   file(READ "${record}" text)
   string(JSON strategy_recorded GET "${text}" strategy)
   string(JSON evaluated GET "${text}" counts evaluated)
-  if(NOT strategy_recorded STREQUAL strategy OR NOT evaluated EQUAL 12)
+  if(NOT strategy_recorded STREQUAL strategy OR NOT evaluated EQUAL 8)
     message(FATAL_ERROR "${strategy}: the record says strategy ${strategy_recorded}, ${evaluated} evaluated")
   endif()
   # The tuner's own count of what it compiled (the build may have compiled the default before).
-  if(NOT out MATCHES "12/12 \\(12 measured now, ([0-9]+) compiled\\)")
+  if(NOT out MATCHES "8/8 \\(8 measured now, ([0-9]+) compiled\\)")
     message(FATAL_ERROR "${strategy}: no final progress line with the compiled count:\n${out}")
   endif()
   set(compiled ${CMAKE_MATCH_1})
-  if(NOT compiled EQUAL 12)
-    message(FATAL_ERROR "${strategy}: ${compiled} variants compiled for 12 proposals:\n${out}")
+  if(NOT compiled EQUAL 8)
+    message(FATAL_ERROR "${strategy}: ${compiled} variants compiled for 8 proposals:\n${out}")
   endif()
-  message(STATUS "adaptive search: ${strategy} tuned 12 of 1000 variants, ${compiled} compiled")
+  message(STATUS "adaptive search: ${strategy} tuned 8 of 1000 variants, ${compiled} compiled")
 endforeach()

@@ -11,6 +11,7 @@
 
 #include "evaluate.hpp"
 #include "kiln/error.hpp"
+#include "sanitize.hpp"
 #include "kiln_catch.hpp"
 #include "manifest.hpp"
 #include "temp_dir.hpp"
@@ -131,4 +132,32 @@ TEST_CASE("tuner: a device that fails to set up once is run again, and the timin
   REQUIRE(times.median_s.count(p.key()) == 1);
   CHECK(times.median_s.at(p.key()) > 0);
   CHECK_FALSE(t.log.variant_failure(t.key()));
+}
+
+TEST_CASE("sanitizer gate: a device that stays unusable stops the tuning after three runs, no sanitizer failure") {
+  // The gate's runs read the harness's events like the search's: a device error is the machine's
+  // fault, run again, then the tuning stops. The runs go through a launcher that takes
+  // compute-sanitizer's options and runs the variant as it would, uninstrumented: under
+  // compute-sanitizer itself an empty CUDA_VISIBLE_DEVICES hides no GPU (the variant set up the
+  // H200 and ran, 2026-11-29), so no real device fault can be made under it.
+  if (!have_cuda_harness()) return;
+  Tuning t;
+  const auto count = t.dir / "runs";
+  wrapper(t.ctx.variants_dir / t.manifest.variants[t.v].name, count, KILN_TOY_CUDA_VARIANT, KILN_TOY_CUDA_VARIANT);
+  const auto launcher = t.dir / "launcher";
+  kiln_test::write_file(launcher,
+                        "#!/bin/sh\n"
+                        "# --tool T --error-exitcode N --log-file L, then the variant and its arguments\n"
+                        "[ \"$1\" = --tool ] && [ \"$3\" = --error-exitcode ] && [ \"$5\" = --log-file ] || exit 64\n"
+                        "shift 6\nexec \"$@\"\n");
+  chmod(launcher.c_str(), 0755);
+  try {
+    const kiln::tuner::SanitizerResult r = kiln::tuner::sanitize_variant(t.ctx, t.v, launcher);
+    FAIL("the gate went on: ran " << r.ran << ", clean " << r.clean << ", " << r.detail);
+  } catch (const kiln::RefusedError& e) {
+    CHECK_THAT(std::string(e.what()), ContainsSubstring(t.manifest.variants[t.v].name +
+                                                        ": compute-sanitizer --tool memcheck: the device could not be "
+                                                        "set up in 3 runs of the variant ("));
+  }
+  CHECK(lines_of(count) == 3);
 }
