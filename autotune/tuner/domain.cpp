@@ -328,22 +328,23 @@ void time_coverage(const EvaluationContext& ctx, std::vector<VariantOutcome>& ou
   // The coverage of `variants` into the outcomes: measured for those (when ctx.measure is on),
   // read from the worklog for every other variant that passed and has it all, so a worklog that
   // timed the coverage on every variant keeps doing so.
-  auto cover = [&](const std::set<std::size_t>& variants) {
+  auto cover = [&](const std::set<std::size_t>& variants, bool read_others) {
     std::map<std::size_t, PointTimes> times = times_of(ctx, by_score(outcomes, &variants), m.coverage, "coverage points", out);
     for (auto& oc : outcomes) {
       if (oc.failure || !oc.score) continue;
       auto f = times.find(oc.index);
+      if (f == times.end() && !read_others) continue;
       PointTimes t = f != times.end() ? std::move(f->second) : time_points(reading, oc.index, m.coverage);
       if (t.ran) ++measured;
       if (!t.failure.empty()) out << "kiln: " << m.variants[oc.index].name << ": coverage points: " << t.failure << "\n";
       for (const auto& [key, seconds] : t.median_s) oc.median_s[key] = seconds;
     }
   };
-  cover(finalists);
+  cover(finalists, true);
   if (ctx.measure) {
     const std::set<std::size_t> added = screen_finalists(ctx, outcomes, finalists, out);
     if (!added.empty()) {
-      cover(added);
+      cover(added, false);  // the others were read above
       finalists.insert(added.begin(), added.end());
     }
     out << "kiln: " << m.kernel << ": coverage of " << m.coverage.size() << " points timed on " << finalists.size()

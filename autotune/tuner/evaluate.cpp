@@ -406,20 +406,28 @@ RunReport run_once(const EvaluationContext& ctx, std::size_t index, const std::s
   return report;
 }
 
-// A run whose device could not be set up ran nothing of the variant, so it says nothing about
-// it: such a run is repeated after a pause (a GPU seen failing to initialise one process among
-// many came back for the next), and a device that stays unusable stops the tuning rather than
-// recording the machine's fault against this variant, or against every variant after it.
 RunReport run_on_device(const EvaluationContext& ctx, std::size_t index, const std::string& hash, VariantOutcome& out,
                         const std::vector<Problem>& check, const std::vector<Problem>& bench) {
+  RunReport run;
+  retry_device_setup(ctx, ctx.manifest->variants[index].name, [&] {
+    run = run_once(ctx, index, hash, out, check, bench);
+    return run.device_fault;
+  });
+  return run;
+}
+
+}  // namespace
+
+void retry_device_setup(const EvaluationContext& ctx, const std::string& what,
+                        const std::function<std::optional<std::string>()>& run) {
   constexpr int kAttempts = 3;
   double pause_s = ctx.device_retry_pause_s;
   for (int attempt = 1;; ++attempt) {
-    RunReport run = run_once(ctx, index, hash, out, check, bench);
-    if (!run.device_fault) return run;
+    const std::optional<std::string> fault = run();
+    if (!fault) return;
     if (attempt == kAttempts) {
-      throw RefusedError(ctx.manifest->variants[index].name + ": the device could not be set up in " +
-                         std::to_string(kAttempts) + " runs of the variant (" + *run.device_fault +
+      throw RefusedError(what + ": the device could not be set up in " + std::to_string(kAttempts) +
+                         " runs of the variant (" + *fault +
                          "); a fault of the machine, not of the variant: nothing is recorded against it, and every "
                          "measurement finished before is in the worklog");
     }
@@ -427,8 +435,6 @@ RunReport run_on_device(const EvaluationContext& ctx, std::size_t index, const s
     pause_s *= 2;
   }
 }
-
-}  // namespace
 
 VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index) {
   const Manifest& m = *ctx.manifest;

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -158,6 +159,15 @@ struct PointTimes {
   bool ran = false;
 };
 PointTimes time_points(const EvaluationContext& ctx, std::size_t index, const std::vector<Problem>& points);
+
+// Runs `run` (one run of the variant `name`; it returns the device-setup error the harness reported,
+// if any) until it reports none: a run whose device could not be set up ran nothing of the
+// variant, so it says nothing about it. It is repeated after ctx.device_retry_pause_s, then twice
+// that (a GPU seen failing to initialise one process among many came back for the next), and a
+// third such run throws RefusedError naming `what`: the machine's fault is never recorded against
+// the variant.
+void retry_device_setup(const EvaluationContext& ctx, const std::string& what,
+                        const std::function<std::optional<std::string>()>& run);
 
 // Geometric mean; nothing for an empty list.
 std::optional<double> geomean(const std::vector<double>& values);

@@ -1,13 +1,10 @@
 #include "sanitize.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <optional>
 #include <sstream>
-#include <thread>
 
 #include "cache_key.hpp"
-#include "kiln/error.hpp"
 
 namespace kiln::tuner {
 namespace {
@@ -63,13 +60,9 @@ SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index
     // The sanitizer slows a kernel down by one or two orders of magnitude.
     auto limit = [&] { return std::chrono::duration<double>(std::min(100 * ctx.timeout_s, kMaxTimeLimitSeconds)); };
     // A run whose device could not be set up ran nothing of the variant, whatever the sanitizer
-    // says of it (it counts the failing CUDA call among its errors): as in the search, it is run
-    // again after a pause, and a device that stays unusable stops the tuning, never recording the
-    // machine's fault against the variant.
-    constexpr int kAttempts = 3;
-    double pause_s = ctx.device_retry_pause_s;
+    // makes of it: run again as in the search, and a device that stays unusable stops the tuning.
     ChildResult r;
-    for (int attempt = 1;; ++attempt) {
+    retry_device_setup(ctx, name + ": compute-sanitizer --tool " + tool, [&] {
       std::optional<std::string> device_fault;
       auto on_event = [&](const model::Event& event) {
         if (const auto* e = std::get_if<model::ErrorEvent>(&event); e != nullptr && e->kind == model::HarnessFailure::device) {
@@ -81,16 +74,8 @@ SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index
                    ctx.environment,
                    {sanitizer.string(), "--tool", tool, "--error-exitcode", std::to_string(kErrorExit), "--log-file",
                     log.string()});
-      if (!device_fault) break;
-      if (attempt == kAttempts) {
-        throw RefusedError(name + ": compute-sanitizer --tool " + tool + ": the device could not be set up in " +
-                           std::to_string(kAttempts) + " runs of the variant (" + *device_fault +
-                           "); a fault of the machine, not of the variant: nothing is recorded against it, and every "
-                           "measurement finished before is in the worklog");
-      }
-      std::this_thread::sleep_for(std::chrono::duration<double>(pause_s));
-      pause_s *= 2;
-    }
+      return device_fault;
+    });
     std::string text;
     if (std::filesystem::exists(log)) text = read_text(log);
     if (!r.timed_out && r.signal == 0 && r.exit_code == kErrorExit) {
