@@ -14,9 +14,9 @@ constexpr double kRelativeSlack = 1e-12;
 // Where a split between two measured values a < b of an int dim goes: the power of two in [a, b)
 // nearest their midpoint in log2, when there is one, else that midpoint, rounded, kept so that
 // `<=` separates them. Tile sizes and register caches are powers of two, so that is where a
-// variant's performance falls off a cliff: a softmax row cache of 128 elements measured at 79
-// columns and beaten at 138 held rows up to the midpoint, 104... and one of 256 up to 297, where
-// rows past its cache stream at 1.4-1.8x the time (H200, the held-out points of 2026-11-29).
+// variant's performance falls off a cliff: split at log2 midpoints, softmax's tree sent held-out
+// rows of 138, 169 and 171 columns to a variant whose row cache holds 128 elements, which streams
+// them at 1.4-1.8x the time of the 256-element one (H200, 2026-11-29).
 std::int64_t threshold_between(std::int64_t a, std::int64_t b) {
   const double mid_log2 = (std::log2(static_cast<double>(a)) + std::log2(static_cast<double>(b))) / 2;
   std::optional<std::int64_t> pow2;
