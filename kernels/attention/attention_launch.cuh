@@ -12,6 +12,7 @@
 #include "attention_kernel.cuh"
 #include "attention_params.cuh"
 #include "attention_traits.cuh"
+#include "attention_wgmma_kernel.cuh"
 
 namespace kiln::attention {
 
@@ -64,6 +65,17 @@ void grid_rows(const ForwardParams& p, int& m_blocks, int& heads) {
   heads = packed ? p.heads_kv : p.heads_q;
 }
 
+// The forward kernel of a variant: the warpgroup-MMA one (WGMMA = 1) or the mma.sync one. Both
+// take the same parameters and grid.
+template <class T, class Element, bool kCausal>
+constexpr auto forward_kernel() {
+  if constexpr (T::kWgmma) {
+    return attention_wgmma_kernel<T, Element, kCausal>;
+  } else {
+    return attention_forward_kernel<T, Element, kCausal>;
+  }
+}
+
 namespace detail {
 template <class Kernel>
 cudaError_t allow_smem(Kernel kernel, int bytes, std::atomic<std::uint64_t>& done_devices);
@@ -86,7 +98,7 @@ int resident_blocks_per_sm() {
     const int known = cached[device].load(std::memory_order_relaxed);
     if (known > 0) return known;
   }
-  auto kernel = attention_forward_kernel<T, __nv_bfloat16, false>;
+  auto kernel = forward_kernel<T, __nv_bfloat16, false>();
   int per_sm = 0;
   if (detail::allow_smem(kernel, T::kSmemBytes, smem_ready) != cudaSuccess ||
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, T::kThreads, T::kSmemBytes) != cudaSuccess) {
@@ -118,7 +130,7 @@ int cluster_limit() {
     int supported = 0;
     if (cudaDeviceGetAttribute(&supported, cudaDevAttrClusterLaunch, device) != cudaSuccess) return 0;
     int limit = 0;
-    auto kernel = attention_forward_kernel<T, __nv_bfloat16, false>;
+    auto kernel = forward_kernel<T, __nv_bfloat16, false>();
     if (supported != 0 && detail::allow_smem(kernel, T::kSmemBytes, smem_ready) == cudaSuccess &&
         detail::allow_cluster(kernel, T::kCluster, cluster_ready) == cudaSuccess) {
       for (int size = T::kCluster; size >= 2 && limit == 0; size = size > 8 ? 8 : size / 2) {
@@ -210,7 +222,7 @@ cudaError_t allow_cluster(Kernel kernel, int size, std::atomic<std::uint64_t>& d
 template <class T, class Element, bool kCausal>
 cudaError_t launch_forward(const ForwardParams& p, cudaStream_t stream) {
   static std::atomic<std::uint64_t> smem_ready{0}, cluster_ready{0};
-  auto kernel = attention_forward_kernel<T, Element, kCausal>;
+  auto kernel = forward_kernel<T, Element, kCausal>();
   cudaError_t status = allow_smem(kernel, T::kSmemBytes, smem_ready);
   if (status != cudaSuccess) return status;
   const dim3 grid(static_cast<unsigned>(p.m_blocks * p.splits), static_cast<unsigned>(p.packed ? p.heads_kv : p.heads_q),
@@ -244,6 +256,25 @@ cudaError_t launch_forward(const ForwardParams& p, cudaStream_t stream) {
 
 }  // namespace detail
 
+// Whether the current device runs the warpgroup-MMA path: compute capability 9.0, the only one
+// its sm_90a code is built for. Queried once per device.
+inline bool wgmma_device() {
+  constexpr int kDevices = 64;
+  static std::atomic<int> cached[kDevices];  // 0: not queried yet; 1: yes; -1: no
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return false;
+  if (device < kDevices) {
+    const int known = cached[device].load(std::memory_order_relaxed);
+    if (known != 0) return known > 0;
+  }
+  int major = 0, minor = 0;
+  const bool yes = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
+                   major == 9 && minor == 0;
+  if (device < kDevices) cached[device].store(yes ? 1 : -1, std::memory_order_relaxed);
+  return yes;
+}
+
 // Enqueues the attention described by `p` (pointers, shape, strides, scale; the grid fields are
 // filled here) with variant Config. The keys are split only when the plan asks for it and either
 // the splits form a cluster or `scratch` holds at least scratch_bytes_for<Config>() bytes;
@@ -252,6 +283,9 @@ template <class Config>
 cudaError_t launch(ForwardParams p, AttentionDType dtype, bool causal, void* scratch, std::size_t scratch_bytes,
                    int sm_count, cudaStream_t stream) {
   using T = Traits<Config>;
+  if constexpr (T::kWgmma) {
+    if (!wgmma_device()) return cudaErrorNotSupported;  // the spaces offer WGMMA only on sm_90a devices
+  }
   int heads = 0;
   p.packed = packs_group<Config>(p);
   grid_rows<Config>(p, p.m_blocks, heads);

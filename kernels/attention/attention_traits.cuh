@@ -1,5 +1,6 @@
-// Everything the attention kernel derives from a variant's knobs (a Config with HEAD_DIM, BLOCK_M,
-// BLOCK_N, WARPS, STAGES, Q_REG_STEPS, SPLIT_TARGET, PACK_GQA, CLUSTER), checked at compile time. The space files prune
+// Everything the attention kernels derive from a variant's knobs (a Config with HEAD_DIM, BLOCK_M,
+// BLOCK_N, WARPS, STAGES, Q_REG_STEPS, SPLIT_TARGET, PACK_GQA, CLUSTER and optionally WGMMA),
+// checked at compile time. The space files prune
 // with the same formulas before anything is compiled; these asserts catch a Config written by hand.
 #pragma once
 #include <cstdint>
@@ -40,6 +41,20 @@ struct ClusterOf<Config, std::void_t<decltype(Config::CLUSTER)>> {
   static constexpr int value = Config::CLUSTER;
 };
 
+// WGMMA of a Config, 0 for a space without the knob: 1 runs the warpgroup-MMA kernel of
+// attention_wgmma_kernel.cuh (sm_90a), 0 the mma.sync kernel of attention_kernel.cuh.
+template <class Config, class = void>
+struct WgmmaOf {
+  static constexpr int value = 0;
+};
+template <class Config>
+struct WgmmaOf<Config, std::void_t<decltype(Config::WGMMA)>> {
+  static constexpr int value = Config::WGMMA;
+};
+
+// The N sizes of the wgmma wrappers in attention_wgmma_ptx.cuh (BLOCK_N of Q·Kᵀ, HEAD_DIM of P·V).
+constexpr bool wgmma_n_supported(int n) { return n == 64 || n == 96 || n == 128 || n == 192 || n == 256; }
+
 template <class Config>
 struct Traits {
   // Knobs.
@@ -60,6 +75,7 @@ struct Traits {
   // memory before exiting, so a split call is one launch with no scratch. 0: splits go through
   // global scratch and a combine kernel (also the path on devices without clusters).
   static constexpr int kCluster = ClusterOf<Config>::value;
+  static constexpr bool kWgmma = WgmmaOf<Config>::value != 0;
 
   // Derived.
   static constexpr int kThreads = kWarps * 32;
@@ -74,12 +90,15 @@ struct Traits {
   static constexpr int kKVTileElems = kBlockN * kHeadDim;
   static constexpr int kStageElems = 2 * kKVTileElems;    // one K tile and one V tile
   static constexpr int kTileBytes = 2 * (kQElems + kStages * kStageElems);
+  // The wgmma path's tiles start on a 1024-byte boundary inside the dynamic shared memory.
+  static constexpr int kAlignBytes = kWgmma ? 1024 : 0;
   // The cluster combine reuses the tiles' shared memory for the block's partial output: fp32 rows
   // padded by 8 floats (the fragment stores of one quad row land in different banks), then the
   // rows' log-sum-exps.
   static constexpr int kPartialStride = kHeadDim + 8;
   static constexpr int kPartialBytes = kCluster > 0 ? 4 * kBlockM * (kPartialStride + 1) : 0;
-  static constexpr int kSmemBytes = kTileBytes > kPartialBytes ? kTileBytes : kPartialBytes;
+  static constexpr int kSmemBytes =
+      kTileBytes + kAlignBytes > kPartialBytes ? kTileBytes + kAlignBytes : kPartialBytes;
   // fp32 accumulators a thread keeps live through the main loop (O, S and, optionally, Q).
   static constexpr int kAccRegs = kMTiles * 4 * (kDTiles + kNTiles + kQRegSteps);
 
@@ -100,6 +119,13 @@ struct Traits {
   static_assert(kCluster == 0 || (kCluster >= 2 && kCluster <= kMaxCluster), "CLUSTER is 0 or in [2, 16]");
   static_assert(kCluster == 0 || kSplitTarget > 0, "CLUSTER merges key splits: it needs SPLIT_TARGET > 0");
   static_assert(kAccRegs <= 224, "accumulators alone would exhaust the 255 registers of a thread");
+  static_assert(WgmmaOf<Config>::value == 0 || WgmmaOf<Config>::value == 1, "WGMMA is 0 or 1");
+  static_assert(!kWgmma || (kWarps % 4 == 0 && kBlockM == 16 * kWarps),
+                "WGMMA: BLOCK_M is 64 rows per warpgroup of 4 warps");
+  static_assert(!kWgmma || (wgmma_n_supported(kBlockN) && wgmma_n_supported(kHeadDim)),
+                "WGMMA: BLOCK_N and HEAD_DIM must be wgmma N sizes of attention_wgmma_ptx.cuh");
+  static_assert(!kWgmma || (kQRegSteps == 0 && kCluster == 0),
+                "WGMMA: Q is read from shared memory by the instruction, and splits merge through scratch");
 };
 
 // Element offset of (row, 16-byte chunk) in a tile of rows of `kHeadDim` elements: chunk index

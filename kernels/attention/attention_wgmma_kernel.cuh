@@ -1,0 +1,373 @@
+// Forward pass on Hopper's warpgroup MMA (sm_90a): the FlashAttention-2 algorithm of
+// attention_kernel.cuh with both products on wgmma.
+//
+// The block's BLOCK_M query rows are split between WARPS / 4 warpgroups of 64 rows. Per key tile,
+// S = Q·Kᵀ is one chain of wgmma with both operands read from shared memory (Q's rows and K's
+// rows, 128-byte swizzled, as the instruction's descriptors describe them), the online softmax
+// runs on S in registers exactly as on mma.sync (the accumulator layout is the same per warp), and
+// O += P·V is a chain of wgmma with P from registers and V from shared memory read transposed by
+// the instruction. mma.sync peaks near 630 TFLOP/s on an H200, wgmma near 965: this path removes
+// that ceiling. K/V tiles stream through STAGES cp.async buffers as on the other path.
+//
+// Shared-memory tiles: a tile of R rows of HEAD_DIM 16-bit elements is HEAD_DIM / 64 slabs of 64
+// columns; in a slab, row r is 128 contiguous bytes whose 16-byte chunk c sits at c XOR (r mod 8),
+// the 128-byte swizzle the hardware applies to absolute address bits 4-6 from bits 7-9 (so every
+// slab starts on a 1024-byte boundary). This is the canonical K-major layout for Q and K and the
+// MN-major one for V, so one copy routine fills all three.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "attention_kernel.cuh"
+#include "attention_params.cuh"
+#include "attention_ptx.cuh"
+#include "attention_traits.cuh"
+#include "attention_wgmma_ptx.cuh"
+
+namespace kiln::attention {
+
+namespace wgmma {
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+inline constexpr bool kAvailable = true;
+#else
+inline constexpr bool kAvailable = false;
+#endif
+
+// Orders this warpgroup's register and shared-memory accesses before the wgmma that follow.
+__device__ __forceinline__ void fence() {
+  if constexpr (kAvailable) asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void commit() {
+  if constexpr (kAvailable) asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+// Waits until at most kPending committed groups of this warpgroup are in flight.
+template <int kPending>
+__device__ __forceinline__ void wait() {
+  if constexpr (kAvailable) asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+// cp.async writes shared memory through the generic proxy, wgmma reads it through the async
+// proxy: each thread's landed copies are made visible to the async proxy before the barrier.
+__device__ __forceinline__ void fence_proxy_async() {
+  if constexpr (kAvailable) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// Keeps the compiler from moving accesses of accumulator registers across an asynchronous wgmma.
+template <int N>
+__device__ __forceinline__ void fence_registers(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Shared-memory matrix descriptor, 128-byte swizzle: start address, leading and stride byte
+// offsets (K-major: stride = between 8-row groups, leading unused; MN-major: leading = between
+// 64-element groups of the contiguous dimension, stride = between 8-row groups of the other).
+__device__ __forceinline__ std::uint64_t descriptor(std::uint32_t address, std::uint32_t leading, std::uint32_t stride) {
+  return static_cast<std::uint64_t>((address & 0x3FFFFu) >> 4) | (static_cast<std::uint64_t>(leading >> 4) << 16) |
+         (static_cast<std::uint64_t>(stride >> 4) << 32) | (std::uint64_t{1} << 62);
+}
+
+// Byte offset of (row, 16-byte chunk) in a tile of kRows rows (see the file comment).
+template <int kRows>
+__device__ __forceinline__ std::uint32_t offset(int row, int chunk) {
+  return static_cast<std::uint32_t>((chunk >> 3) * (kRows * 128) + row * 128 + (((chunk & 7) ^ (row & 7)) << 4));
+}
+
+// Copies kRows rows of a [rows, head_dim] tile (row stride `stride` elements) into a tile at
+// shared address `tile`; rows at or past `rows_valid` are zero-filled.
+template <class T, int kRows, class Element>
+__device__ __forceinline__ void load_tile(std::uint32_t tile, const Element* gmem, int stride, int rows_valid, int tid) {
+  constexpr int kRowsPerPass = T::kThreads / T::kChunksPerRow;
+  static_assert(T::kThreads % T::kChunksPerRow == 0 && kRows % kRowsPerPass == 0,
+                "tile chunks must divide among the threads");
+  const int row = tid / T::kChunksPerRow;
+  const int chunk = tid % T::kChunksPerRow;
+  const Element* src = gmem + row * stride + chunk * 8;
+  const int step = kRowsPerPass * stride;
+#pragma unroll
+  for (int i = 0; i < kRows / kRowsPerPass; ++i) {
+    const int r = row + i * kRowsPerPass;
+    const bool valid = r < rows_valid;
+    ptx::cp_async_16(tile + offset<kRows>(r, chunk), valid ? src : gmem, valid);
+    src += step;
+  }
+}
+
+// The Q tile of a packed block (rows are (query, head) pairs of one key/value head; see
+// detail::load_packed_q).
+template <class T, int kRows, class Element>
+__device__ __forceinline__ void load_packed_q(std::uint32_t tile, const Element* q_batch, const ForwardParams& p,
+                                              int head_kv, int row0, int rows_valid, int tid) {
+  constexpr int kRowsPerPass = T::kThreads / T::kChunksPerRow;
+  const int row = tid / T::kChunksPerRow;
+  const int chunk = tid % T::kChunksPerRow;
+#pragma unroll
+  for (int i = 0; i < kRows / kRowsPerPass; ++i) {
+    const int r = row + i * kRowsPerPass;
+    const bool valid = r < rows_valid;
+    const int packed_row = row0 + r;
+    const int query = packed_row / p.group;
+    const int head = head_kv * p.group + (packed_row - query * p.group);
+    const Element* src = q_batch + head * p.q_head_stride + query * p.q_seq_stride + chunk * 8;
+    ptx::cp_async_16(tile + offset<kRows>(r, chunk), valid ? src : q_batch, valid);
+  }
+}
+
+}  // namespace wgmma
+
+template <class T, class Element, bool kCausal>
+__global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const ForwardParams p) {
+  static_assert(T::kWgmma, "a Config of the warpgroup-MMA path");
+  if constexpr (!wgmma::kAvailable) {
+    __trap();  // never launched: the spaces offer this path only on sm_90a devices
+  } else {
+    constexpr int D = T::kHeadDim;
+    constexpr int BM = T::kBlockM;
+    constexpr int BN = T::kBlockN;
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    // Every slab must start on a 1024-byte boundary (the swizzle reads absolute address bits):
+    // the launch asks for 1024 bytes more than the tiles and the tiles start at the first boundary.
+    const std::uint32_t raw = ptx::smem_address(smem_raw);
+    const std::uint32_t base = (raw + 1023u) & ~1023u;
+    Element* const sOut = reinterpret_cast<Element*>(smem_raw + (base - raw));  // epilogue, over Q
+    constexpr std::uint32_t kQBytes = BM * D * 2;
+    constexpr std::uint32_t kKVBytes = BN * D * 2;
+    constexpr std::uint32_t kStageBytes = 2 * kKVBytes;  // K tile, then V tile
+    const std::uint32_t sQ = base;
+    const std::uint32_t sKV = base + kQBytes;
+
+    const int tid = threadIdx.x;
+    const int warp = tid / 32;
+    const int lane = tid % 32;
+    const int g = lane / 4;
+    const int t = lane % 4;
+    const int wg = warp / 4;  // warpgroup: rows [64 wg, 64 wg + 64) of the block
+
+    const int split = static_cast<int>(blockIdx.x) / p.m_blocks;
+    int m_block = static_cast<int>(blockIdx.x) - split * p.m_blocks;
+    if constexpr (kCausal) m_block = p.m_blocks - 1 - m_block;
+    const bool packed = T::kPackGqa && p.packed;
+    const int head = blockIdx.y;
+    const int batch = blockIdx.z;
+    const int head_kv = packed ? head : head / p.group;
+    const int rows_per_query = packed ? p.group : 1;
+
+    const int row0 = m_block * BM;
+    const int rows_valid = min(BM, p.seq_q * rows_per_query - row0);
+    const int diagonal = p.seq_k - p.seq_q;
+    const int first_query = row0 / rows_per_query;
+
+    int n_end = p.n_blocks;
+    if constexpr (kCausal) {
+      const int last_col = (row0 + rows_valid - 1) / rows_per_query + diagonal;
+      n_end = last_col < 0 ? 0 : min(p.n_blocks, last_col / BN + 1);
+    }
+    const int n_begin = split * p.tiles_per_split;
+    n_end = min(n_end, n_begin + p.tiles_per_split);
+    const int n_tiles = n_end - n_begin;
+
+    const Element* const q = static_cast<const Element*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride +
+                             row0 * p.q_seq_stride;
+    const Element* const k = static_cast<const Element*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
+    const Element* const v = static_cast<const Element*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
+
+    auto load_kv = [&](int stage, int n_block) {
+      const int key0 = n_block * BN;
+      const int keys_valid = min(BN, p.seq_k - key0);
+      const std::uint32_t sK = sKV + stage * kStageBytes;
+      wgmma::load_tile<T, BN>(sK, k + key0 * p.k_seq_stride, static_cast<int>(p.k_seq_stride), keys_valid, tid);
+      wgmma::load_tile<T, BN>(sK + kKVBytes, v + key0 * p.v_seq_stride, static_cast<int>(p.v_seq_stride), keys_valid,
+                              tid);
+    };
+
+    // This thread's rows of the block: `my_row` and my_row + 8 (index h = 0, 1 below).
+    const int my_row = wg * 64 + (warp % 4) * 16 + g;
+    float acc_o[D / 2];
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) acc_o[i] = 0.f;
+    float row_max[2] = {detail::kNegInf, detail::kNegInf};
+    float row_sum[2] = {0.f, 0.f};
+
+    if (n_tiles > 0) {
+      if (packed) {
+        wgmma::load_packed_q<T, BM>(sQ, static_cast<const Element*>(p.q) + batch * p.q_batch_stride, p, head_kv, row0,
+                                    rows_valid, tid);
+      } else {
+        wgmma::load_tile<T, BM>(sQ, q, static_cast<int>(p.q_seq_stride), rows_valid, tid);
+      }
+      ptx::cp_async_commit();
+#pragma unroll
+      for (int s = 0; s < T::kStages - 1; ++s) {
+        if (s < n_tiles) load_kv(s, n_end - 1 - s);
+        ptx::cp_async_commit();
+      }
+
+      for (int it = 0; it < n_tiles; ++it) {
+        ptx::cp_async_wait<T::kStages - 2>();
+        wgmma::fence_proxy_async();
+        __syncthreads();
+        {
+          const int ahead = it + T::kStages - 1;
+          if (ahead < n_tiles) load_kv(ahead % T::kStages, n_end - 1 - ahead);
+          ptx::cp_async_commit();
+        }
+        const int n_block = n_end - 1 - it;
+        const std::uint32_t sK = sKV + (it % T::kStages) * kStageBytes;
+        const std::uint32_t sV = sK + kKVBytes;
+
+        // S = Q·Kᵀ: HEAD_DIM / 16 k-steps; a step moves 32 bytes along a 128-byte row, and every
+        // fourth step to the next slab.
+        float s[BN / 2];
+        wgmma::fence_registers(s);
+        wgmma::fence();
+#pragma unroll
+        for (int ks = 0; ks < D / 16; ++ks) {
+          const std::uint32_t step = (ks % 4) * 32;
+          const std::uint64_t a = wgmma::descriptor(sQ + (ks / 4) * (BM * 128) + wg * (64 * 128) + step, 16, 1024);
+          const std::uint64_t b = wgmma::descriptor(sK + (ks / 4) * (BN * 128) + step, 16, 1024);
+          wgmma::mma_ss<BN, Element>(s, a, b, ks > 0 ? 1 : 0);
+        }
+        wgmma::commit();
+        wgmma::wait<0>();
+        wgmma::fence_registers(s);
+
+        // Register 4i + e holds row my_row + 8(e / 2), key key0 + 8i + 2t + e % 2.
+        const int key0 = n_block * BN;
+        const bool tail_tile = key0 + BN > p.seq_k;
+        const bool diagonal_tile = kCausal && key0 + BN - 1 > first_query + diagonal;
+        if (tail_tile || diagonal_tile) {
+#pragma unroll
+          for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int query = (row0 + my_row + (e / 2) * 8) / rows_per_query;
+              const int col = key0 + i * 8 + 2 * t + (e % 2);
+              const bool masked = col >= p.seq_k || (kCausal && col > query + diagonal);
+              if (masked) s[4 * i + e] = detail::kNegInf;
+            }
+          }
+        }
+
+        // Online softmax (as attention_kernel.cuh); P rounded to 16 bits straight into the A
+        // fragments of P·V: k-step ps takes key tiles 2ps and 2ps + 1.
+        std::uint32_t p_frag[BN / 16][4];
+        float correction[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float m = row_max[h];
+#pragma unroll
+          for (int i = 0; i < BN / 8; ++i) m = fmaxf(m, fmaxf(s[4 * i + 2 * h], s[4 * i + 2 * h + 1]));
+          m = detail::quad_max(m);
+          const float m_scaled = m == detail::kNegInf ? 0.f : m * p.scale_log2;
+          correction[h] = ptx::exp2_approx(row_max[h] * p.scale_log2 - m_scaled);
+          row_max[h] = m;
+          float sum = 0.f;
+#pragma unroll
+          for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+            for (int e = 2 * h; e < 2 * h + 2; ++e) {
+              s[4 * i + e] = ptx::exp2_approx(fmaf(s[4 * i + e], p.scale_log2, -m_scaled));
+              sum += s[4 * i + e];
+            }
+          }
+          row_sum[h] = row_sum[h] * correction[h] + sum;
+#pragma unroll
+          for (int ps = 0; ps < BN / 16; ++ps) {
+            p_frag[ps][h] = ptx::pack2<Element>(s[8 * ps + 2 * h], s[8 * ps + 2 * h + 1]);
+            p_frag[ps][2 + h] = ptx::pack2<Element>(s[8 * ps + 4 + 2 * h], s[8 * ps + 4 + 2 * h + 1]);
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < D / 2; ++i) acc_o[i] *= correction[(i % 4) / 2];
+
+        // O += P·V: BLOCK_N / 16 k-steps of 16 keys (2048 bytes of V each); V's 64-column slabs
+        // are the instruction's N groups (leading offset), its 8-key row groups the stride.
+        wgmma::fence_registers(acc_o);
+        wgmma::fence();
+#pragma unroll
+        for (int ps = 0; ps < BN / 16; ++ps) {
+          const std::uint64_t b = wgmma::descriptor(sV + ps * 2048, BN * 128, 1024);
+          wgmma::mma_rs<D, Element>(acc_o, p_frag[ps], b, 1);
+        }
+        wgmma::commit();
+        wgmma::wait<0>();
+        wgmma::fence_registers(acc_o);
+      }
+    }
+    ptx::cp_async_wait<0>();
+    __syncthreads();  // every warpgroup is done with Q: the epilogue writes over it
+
+    float inv_sum[2];
+    float lse[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float l = detail::quad_sum(row_sum[h]);
+      const bool seen = l > 0.f;
+      inv_sum[h] = seen ? 1.f / l : 0.f;
+      lse[h] = seen ? row_max[h] * p.scale + logf(l) : detail::kNegInf;
+    }
+
+    const std::int64_t rows_total = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seq_q;
+    const std::int64_t row_base = (static_cast<std::int64_t>(batch) * p.heads_q + head) * p.seq_q + row0;
+    auto out_row = [&](int row) -> std::int64_t {
+      if (!packed) return row_base + row;
+      const int query = (row0 + row) / p.group;
+      const int head_q = head_kv * p.group + (row0 + row - query * p.group);
+      return (static_cast<std::int64_t>(batch) * p.heads_q + head_q) * p.seq_q + query;
+    };
+    auto out_ptr = [&](int row) -> Element* {
+      Element* const o_batch = static_cast<Element*>(p.o) + batch * p.o_batch_stride;
+      if (!packed) return o_batch + head * p.o_head_stride + (row0 + row) * p.o_seq_stride;
+      const int query = (row0 + row) / p.group;
+      const int head_q = head_kv * p.group + (row0 + row - query * p.group);
+      return o_batch + head_q * p.o_head_stride + query * p.o_seq_stride;
+    };
+
+    if (p.splits > 1) {
+      float* const o_part = p.o_partial + split * rows_total * D;
+      float* const lse_part = p.lse_partial + split * rows_total;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = my_row + 8 * h;
+        if (row < rows_valid) {
+#pragma unroll
+          for (int i = 0; i < D / 8; ++i) {
+            const float2 val = make_float2(acc_o[4 * i + 2 * h] * inv_sum[h], acc_o[4 * i + 2 * h + 1] * inv_sum[h]);
+            *reinterpret_cast<float2*>(o_part + out_row(row) * D + i * 8 + 2 * t) = val;
+          }
+          if (t == 0) lse_part[out_row(row)] = lse[h];
+        }
+      }
+      return;
+    }
+
+    // Rounded into this warp's 16 rows of a row-major swizzled tile over Q, then stored as whole
+    // 16-byte chunks per lane, coalesced along each row.
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = my_row + 8 * h;
+#pragma unroll
+      for (int i = 0; i < D / 8; ++i) {
+        const std::uint32_t packed2 =
+            ptx::pack2<Element>(acc_o[4 * i + 2 * h] * inv_sum[h], acc_o[4 * i + 2 * h + 1] * inv_sum[h]);
+        *reinterpret_cast<std::uint32_t*>(sOut + swizzle<D>(row, i) + 2 * t) = packed2;
+      }
+      if (p.lse != nullptr && t == 0 && row < rows_valid) p.lse[out_row(row)] = lse[h];
+    }
+    __syncwarp();
+    const int warp_row0 = wg * 64 + (warp % 4) * 16;
+    constexpr int kWarpChunks = 16 * T::kChunksPerRow;
+#pragma unroll
+    for (int i = 0; i < kWarpChunks / 32; ++i) {
+      const int c = lane + i * 32;
+      const int row = warp_row0 + c / T::kChunksPerRow;
+      const int chunk = c % T::kChunksPerRow;
+      if (row < rows_valid) {
+        *reinterpret_cast<uint4*>(out_ptr(row) + chunk * 8) = *reinterpret_cast<const uint4*>(sOut + swizzle<D>(row, chunk));
+      }
+    }
+  }
+}
+
+}  // namespace kiln::attention

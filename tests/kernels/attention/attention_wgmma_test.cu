@@ -1,0 +1,40 @@
+// The warpgroup-MMA path (WGMMA = 1, sm_90a): head dims 64, 128 and 256, one and two warpgroups,
+// tiles of 64 to 128 keys, two and three stages, key splits through scratch and packed grouped-query
+// heads, against the references on every case of variant_cases(). Skips (exit 77) on a device
+// without wgmma (compute capability other than 9.0) as without a device.
+#include "attention_config.hpp"
+#include "attention_test_support.cuh"
+
+KILN_ATTENTION_WGMMA_CONFIG(D64OneGroup, 64, 64, 64, 4, 2, 2, 0);
+KILN_ATTENTION_WGMMA_CONFIG(D64TwoGroups, 64, 128, 128, 8, 2, 0, 1);
+KILN_ATTENTION_WGMMA_CONFIG(D128TwoGroups, 128, 128, 128, 8, 2, 2, 0);
+KILN_ATTENTION_WGMMA_CONFIG(D128Packed, 128, 64, 64, 4, 3, 8, 1);
+KILN_ATTENTION_WGMMA_CONFIG(D128WideKeys, 128, 128, 192, 8, 2, 0, 0);
+KILN_ATTENTION_WGMMA_CONFIG(D256OneGroup, 256, 64, 64, 4, 2, 2, 1);
+KILN_ATTENTION_WGMMA_CONFIG(D256TwoGroups, 256, 128, 64, 8, 2, 0, 0);
+
+template <int kHeadDim, class... Configs>
+void run_suite(attention_test::Tally& tally, bool quick) {
+  (attention_test::check_split_covered<Configs>(tally), ...);
+  std::vector<attention_test::Case> cases = attention_test::variant_cases();
+  if (quick) cases.resize(4);
+  for (const auto& c : cases) (attention_test::run_case<kHeadDim, Configs>(c, tally, quick ? 1 : 2), ...);
+}
+
+int main() {
+  attention_test::require_device_or_skip();
+  int device = 0, major = 0, minor = 0;
+  KILN_CUDA_CHECK(cudaGetDevice(&device));
+  KILN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  KILN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  if (major != 9 || minor != 0) {
+    std::printf("SKIP: the warpgroup-MMA path needs an sm_90a device (this one is %d.%d)\n", major, minor);
+    return 77;
+  }
+  attention_test::Tally tally;
+  const bool quick = std::getenv("ATTN_TEST_QUICK") != nullptr;
+  run_suite<64, D64OneGroup, D64TwoGroups>(tally, quick);
+  run_suite<128, D128TwoGroups, D128Packed, D128WideKeys>(tally, quick);
+  run_suite<256, D256OneGroup, D256TwoGroups>(tally, quick);
+  return tally.finish();
+}
