@@ -52,6 +52,17 @@ struct WgmmaOf<Config, std::void_t<decltype(Config::WGMMA)>> {
   static constexpr int value = Config::WGMMA;
 };
 
+// OVERLAP of a Config, 0 for a space without the knob: 1 overlaps, in the warpgroup-MMA kernel,
+// the softmax of key tile j with the P·V product of tile j - 1.
+template <class Config, class = void>
+struct OverlapOf {
+  static constexpr int value = 0;
+};
+template <class Config>
+struct OverlapOf<Config, std::void_t<decltype(Config::OVERLAP)>> {
+  static constexpr int value = Config::OVERLAP;
+};
+
 // The N sizes of the wgmma wrappers in attention_wgmma_ptx.cuh (BLOCK_N of Q·Kᵀ, HEAD_DIM of P·V).
 constexpr bool wgmma_n_supported(int n) { return n == 64 || n == 96 || n == 128 || n == 192 || n == 256; }
 
@@ -76,6 +87,7 @@ struct Traits {
   // global scratch and a combine kernel (also the path on devices without clusters).
   static constexpr int kCluster = ClusterOf<Config>::value;
   static constexpr bool kWgmma = WgmmaOf<Config>::value != 0;
+  static constexpr bool kOverlap = OverlapOf<Config>::value != 0;
 
   // Derived.
   static constexpr int kThreads = kWarps * 32;
@@ -124,6 +136,8 @@ struct Traits {
                 "WGMMA: BLOCK_M is 64 rows per warpgroup of 4 warps");
   static_assert(!kWgmma || (wgmma_n_supported(kBlockN) && wgmma_n_supported(kHeadDim)),
                 "WGMMA: BLOCK_N and HEAD_DIM must be wgmma N sizes of attention_wgmma_ptx.cuh");
+  static_assert(OverlapOf<Config>::value == 0 || OverlapOf<Config>::value == 1, "OVERLAP is 0 or 1");
+  static_assert(kWgmma || !kOverlap, "OVERLAP is a knob of the WGMMA path");
   static_assert(!kWgmma || (kQRegSteps == 0 && kCluster == 0),
                 "WGMMA: Q is read from shared memory by the instruction, and splits merge through scratch");
 };

@@ -171,14 +171,30 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const F
                              row0 * p.q_seq_stride;
     const Element* const k = static_cast<const Element*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
     const Element* const v = static_cast<const Element*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
-
-    auto load_kv = [&](int stage, int n_block) {
-      const int key0 = n_block * BN;
-      const int keys_valid = min(BN, p.seq_k - key0);
-      const std::uint32_t sK = sKV + stage * kStageBytes;
-      wgmma::load_tile<T, BN>(sK, k + key0 * p.k_seq_stride, static_cast<int>(p.k_seq_stride), keys_valid, tid);
-      wgmma::load_tile<T, BN>(sK + kKVBytes, v + key0 * p.v_seq_stride, static_cast<int>(p.v_seq_stride), keys_valid,
-                              tid);
+    // Stage s holds a K tile and a V tile. Without OVERLAP both belong to one key tile; with it the
+    // K tile of key tile j and the V tile of j - 1 share a commit group (iteration j needs both).
+    auto load_k = [&](int stage, int it) {
+      const int key0 = (n_end - 1 - it) * BN;
+      wgmma::load_tile<T, BN>(sKV + stage * kStageBytes, k + key0 * p.k_seq_stride, static_cast<int>(p.k_seq_stride),
+                              min(BN, p.seq_k - key0), tid);
+    };
+    auto load_v = [&](int stage, int it) {
+      const int key0 = (n_end - 1 - it) * BN;
+      wgmma::load_tile<T, BN>(sKV + stage * kStageBytes + kKVBytes, v + key0 * p.v_seq_stride,
+                              static_cast<int>(p.v_seq_stride), min(BN, p.seq_k - key0), tid);
+    };
+    // The commit group of iteration `it` (the loop waits for group `it` before iteration `it`).
+    auto load_group = [&](int it) {
+      if constexpr (T::kOverlap) {
+        if (it < n_tiles) load_k(it % T::kStages, it);
+        if (it >= 1 && it - 1 < n_tiles) load_v((it - 1) % T::kStages, it - 1);
+      } else {
+        if (it < n_tiles) {
+          load_k(it % T::kStages, it);
+          load_v(it % T::kStages, it);
+        }
+      }
+      ptx::cp_async_commit();
     };
 
     // This thread's rows of the block: `my_row` and my_row + 8 (index h = 0, 1 below).
@@ -188,6 +204,96 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const F
     for (int i = 0; i < D / 2; ++i) acc_o[i] = 0.f;
     float row_max[2] = {detail::kNegInf, detail::kNegInf};
     float row_sum[2] = {0.f, 0.f};
+    float s[BN / 2];
+    std::uint32_t p_frag[BN / 16][4];
+
+    // S = Q·Kᵀ of key tile `it` into s, issued, not waited for: HEAD_DIM / 16 k-steps; a step
+    // moves 32 bytes along a 128-byte row, and every fourth step to the next slab.
+    auto issue_qk = [&](int it) {
+      const std::uint32_t sK = sKV + (it % T::kStages) * kStageBytes;
+#pragma unroll
+      for (int ks = 0; ks < D / 16; ++ks) {
+        const std::uint32_t step = (ks % 4) * 32;
+        const std::uint64_t a = wgmma::descriptor(sQ + (ks / 4) * (BM * 128) + wg * (64 * 128) + step, 16, 1024);
+        const std::uint64_t b = wgmma::descriptor(sK + (ks / 4) * (BN * 128) + step, 16, 1024);
+        wgmma::mma_ss<BN, Element>(s, a, b, ks > 0 ? 1 : 0);
+      }
+      wgmma::commit();
+    };
+    // O += P·V of key tile `it`, issued, not waited for: BLOCK_N / 16 k-steps of 16 keys (2048
+    // bytes of V each); V's 64-column slabs are the instruction's N groups (leading offset), its
+    // 8-key row groups the stride.
+    auto issue_pv = [&](int it) {
+      const std::uint32_t sV = sKV + (it % T::kStages) * kStageBytes + kKVBytes;
+#pragma unroll
+      for (int ps = 0; ps < BN / 16; ++ps) {
+        const std::uint64_t b = wgmma::descriptor(sV + ps * 2048, BN * 128, 1024);
+        wgmma::mma_rs<D, Element>(acc_o, p_frag[ps], b, 1);
+      }
+      wgmma::commit();
+    };
+    // Masks and the online softmax of key tile `it` on s (as attention_kernel.cuh): s becomes
+    // 2^(S·c − m'·c), row_max and row_sum move on, and the factor O must be scaled by is returned.
+    // Register 4i + e of s holds row my_row + 8(e / 2), key key0 + 8i + 2t + e % 2.
+    auto softmax = [&](int it, float (&correction)[2]) {
+      const int key0 = (n_end - 1 - it) * BN;
+      const bool tail_tile = key0 + BN > p.seq_k;
+      const bool diagonal_tile = kCausal && key0 + BN - 1 > first_query + diagonal;
+      if (tail_tile || diagonal_tile) {
+#pragma unroll
+        for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int query = (row0 + my_row + (e / 2) * 8) / rows_per_query;
+            const int col = key0 + i * 8 + 2 * t + (e % 2);
+            const bool masked = col >= p.seq_k || (kCausal && col > query + diagonal);
+            if (masked) s[4 * i + e] = detail::kNegInf;
+          }
+        }
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float m = row_max[h];
+#pragma unroll
+        for (int i = 0; i < BN / 8; ++i) m = fmaxf(m, fmaxf(s[4 * i + 2 * h], s[4 * i + 2 * h + 1]));
+        m = detail::quad_max(m);
+        const float m_scaled = m == detail::kNegInf ? 0.f : m * p.scale_log2;
+        correction[h] = ptx::exp2_approx(row_max[h] * p.scale_log2 - m_scaled);
+        row_max[h] = m;
+        float sum = 0.f;
+#pragma unroll
+        for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+          for (int e = 2 * h; e < 2 * h + 2; ++e) {
+            s[4 * i + e] = ptx::exp2_approx(fmaf(s[4 * i + e], p.scale_log2, -m_scaled));
+            sum += s[4 * i + e];
+          }
+        }
+        row_sum[h] = row_sum[h] * correction[h] + sum;
+      }
+    };
+    // P rounded to 16 bits into the A fragments of P·V: k-step ps takes key tiles 2ps and 2ps + 1.
+    auto pack_p = [&]() {
+#pragma unroll
+      for (int ps = 0; ps < BN / 16; ++ps) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          p_frag[ps][h] = ptx::pack2<Element>(s[8 * ps + 2 * h], s[8 * ps + 2 * h + 1]);
+          p_frag[ps][2 + h] = ptx::pack2<Element>(s[8 * ps + 4 + 2 * h], s[8 * ps + 4 + 2 * h + 1]);
+        }
+      }
+    };
+    auto rescale_o = [&](const float (&correction)[2]) {
+#pragma unroll
+      for (int i = 0; i < D / 2; ++i) acc_o[i] *= correction[(i % 4) / 2];
+    };
+    // Each thread's landed copies made visible to wgmma (the async proxy), then to every thread;
+    // after the barrier every warpgroup is also done with what the next prefetch overwrites.
+    auto tiles_ready = [&]() {
+      ptx::cp_async_wait<T::kStages - 2>();
+      wgmma::fence_proxy_async();
+      __syncthreads();
+    };
 
     if (n_tiles > 0) {
       if (packed) {
@@ -198,99 +304,68 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const F
       }
       ptx::cp_async_commit();
 #pragma unroll
-      for (int s = 0; s < T::kStages - 1; ++s) {
-        if (s < n_tiles) load_kv(s, n_end - 1 - s);
-        ptx::cp_async_commit();
-      }
+      for (int s_ = 0; s_ < T::kStages - 1; ++s_) load_group(s_);
 
-      for (int it = 0; it < n_tiles; ++it) {
-        ptx::cp_async_wait<T::kStages - 2>();
-        wgmma::fence_proxy_async();
-        __syncthreads();
-        {
-          const int ahead = it + T::kStages - 1;
-          if (ahead < n_tiles) load_kv(ahead % T::kStages, n_end - 1 - ahead);
-          ptx::cp_async_commit();
+      if constexpr (!T::kOverlap) {
+        for (int it = 0; it < n_tiles; ++it) {
+          tiles_ready();
+          load_group(it + T::kStages - 1);
+          wgmma::fence_registers(s);
+          wgmma::fence();
+          issue_qk(it);
+          wgmma::wait<0>();
+          wgmma::fence_registers(s);
+          float correction[2];
+          softmax(it, correction);
+          pack_p();
+          rescale_o(correction);
+          wgmma::fence_registers(acc_o);
+          wgmma::fence();
+          issue_pv(it);
+          wgmma::wait<0>();
+          wgmma::fence_registers(acc_o);
         }
-        const int n_block = n_end - 1 - it;
-        const std::uint32_t sK = sKV + (it % T::kStages) * kStageBytes;
-        const std::uint32_t sV = sK + kKVBytes;
-
-        // S = Q·Kᵀ: HEAD_DIM / 16 k-steps; a step moves 32 bytes along a 128-byte row, and every
-        // fourth step to the next slab.
-        float s[BN / 2];
+      } else {
+        // Iteration it issues S of tile it and P·V of tile it - 1 back to back, and runs the softmax
+        // of tile it while the tensor cores work on P·V; O is rescaled once that P·V has landed,
+        // and P of tile it is written into the fragments only then (P·V reads them until it lands).
+        // The first and last iterations are peeled: with the two products issued under conditions
+        // in one loop, ptxas 13.0 serialized the wgmma (its C7514 report); peeled, it does not.
+        float correction[2];
+        tiles_ready();
+        load_group(T::kStages - 1);
         wgmma::fence_registers(s);
         wgmma::fence();
-#pragma unroll
-        for (int ks = 0; ks < D / 16; ++ks) {
-          const std::uint32_t step = (ks % 4) * 32;
-          const std::uint64_t a = wgmma::descriptor(sQ + (ks / 4) * (BM * 128) + wg * (64 * 128) + step, 16, 1024);
-          const std::uint64_t b = wgmma::descriptor(sK + (ks / 4) * (BN * 128) + step, 16, 1024);
-          wgmma::mma_ss<BN, Element>(s, a, b, ks > 0 ? 1 : 0);
-        }
-        wgmma::commit();
+        issue_qk(0);
         wgmma::wait<0>();
         wgmma::fence_registers(s);
-
-        // Register 4i + e holds row my_row + 8(e / 2), key key0 + 8i + 2t + e % 2.
-        const int key0 = n_block * BN;
-        const bool tail_tile = key0 + BN > p.seq_k;
-        const bool diagonal_tile = kCausal && key0 + BN - 1 > first_query + diagonal;
-        if (tail_tile || diagonal_tile) {
-#pragma unroll
-          for (int i = 0; i < BN / 8; ++i) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int query = (row0 + my_row + (e / 2) * 8) / rows_per_query;
-              const int col = key0 + i * 8 + 2 * t + (e % 2);
-              const bool masked = col >= p.seq_k || (kCausal && col > query + diagonal);
-              if (masked) s[4 * i + e] = detail::kNegInf;
-            }
-          }
-        }
-
-        // Online softmax (as attention_kernel.cuh); P rounded to 16 bits straight into the A
-        // fragments of P·V: k-step ps takes key tiles 2ps and 2ps + 1.
-        std::uint32_t p_frag[BN / 16][4];
-        float correction[2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          float m = row_max[h];
-#pragma unroll
-          for (int i = 0; i < BN / 8; ++i) m = fmaxf(m, fmaxf(s[4 * i + 2 * h], s[4 * i + 2 * h + 1]));
-          m = detail::quad_max(m);
-          const float m_scaled = m == detail::kNegInf ? 0.f : m * p.scale_log2;
-          correction[h] = ptx::exp2_approx(row_max[h] * p.scale_log2 - m_scaled);
-          row_max[h] = m;
-          float sum = 0.f;
-#pragma unroll
-          for (int i = 0; i < BN / 8; ++i) {
-#pragma unroll
-            for (int e = 2 * h; e < 2 * h + 2; ++e) {
-              s[4 * i + e] = ptx::exp2_approx(fmaf(s[4 * i + e], p.scale_log2, -m_scaled));
-              sum += s[4 * i + e];
-            }
-          }
-          row_sum[h] = row_sum[h] * correction[h] + sum;
+        softmax(0, correction);
+        pack_p();
+        for (int it = 1; it < n_tiles; ++it) {
+          tiles_ready();
+          load_group(it + T::kStages - 1);
+          wgmma::fence_registers(s);
+          wgmma::fence_registers(acc_o);
+          wgmma::fence();
+          issue_qk(it);
+          issue_pv(it - 1);
+          wgmma::wait<1>();
+          wgmma::fence_registers(s);
+          softmax(it, correction);
+          wgmma::wait<0>();
+          wgmma::fence_registers(acc_o);
 #pragma unroll
           for (int ps = 0; ps < BN / 16; ++ps) {
-            p_frag[ps][h] = ptx::pack2<Element>(s[8 * ps + 2 * h], s[8 * ps + 2 * h + 1]);
-            p_frag[ps][2 + h] = ptx::pack2<Element>(s[8 * ps + 4 + 2 * h], s[8 * ps + 4 + 2 * h + 1]);
-          }
-        }
 #pragma unroll
-        for (int i = 0; i < D / 2; ++i) acc_o[i] *= correction[(i % 4) / 2];
-
-        // O += P·V: BLOCK_N / 16 k-steps of 16 keys (2048 bytes of V each); V's 64-column slabs
-        // are the instruction's N groups (leading offset), its 8-key row groups the stride.
+            for (int r = 0; r < 4; ++r) asm volatile("" : "+r"(p_frag[ps][r])::"memory");
+          }
+          rescale_o(correction);
+          pack_p();
+        }
+        tiles_ready();
         wgmma::fence_registers(acc_o);
         wgmma::fence();
-#pragma unroll
-        for (int ps = 0; ps < BN / 16; ++ps) {
-          const std::uint64_t b = wgmma::descriptor(sV + ps * 2048, BN * 128, 1024);
-          wgmma::mma_rs<D, Element>(acc_o, p_frag[ps], b, 1);
-        }
-        wgmma::commit();
+        issue_pv(n_tiles - 1);
         wgmma::wait<0>();
         wgmma::fence_registers(acc_o);
       }
