@@ -19,8 +19,9 @@
   }
 
 // Any variant, with the knobs of the warpgroup-MMA path (WGMMA 1: attention_wgmma_kernel.cuh;
-// OVERLAP 1: its softmax overlapped with the previous tile's P·V).
-#define KILN_ATTENTION_CONFIG_WG(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV)                                  \
+// OVERLAP 1: its softmax overlapped with the previous tile's P·V; PRODUCER 1: a TMA producer
+// warpgroup feeds WARPS consumer warps).
+#define KILN_ATTENTION_CONFIG_WG(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR)                                  \
   struct NAME {                                                                                            \
     static constexpr int HEAD_DIM = D;                                                                     \
     static constexpr int BLOCK_M = BM;                                                                     \
@@ -33,11 +34,12 @@
     static constexpr int CLUSTER = CL;                                                                     \
     static constexpr int WGMMA = WG;                                                                       \
     static constexpr int OVERLAP = OV;                                                                     \
+    static constexpr int PRODUCER = PR;                                                                    \
     static constexpr const char* kiln_name = "attention_d" #D "__HEAD_DIM" #D "_BLOCK_M" #BM "_BLOCK_N" #BN \
                                              "_WARPS" #W "_STAGES" #S "_Q_REG_STEPS" #QR "_SPLIT_TARGET" #ST \
-                                             "_PACK_GQA" #PG "_CLUSTER" #CL "_WGMMA" #WG "_OVERLAP" #OV;     \
+                                             "_PACK_GQA" #PG "_CLUSTER" #CL "_WGMMA" #WG "_OVERLAP" #OV "_PRODUCER" #PR; \
   }
 
 // A variant of the warpgroup-MMA path (no Q fragments in registers, no cluster).
-#define KILN_ATTENTION_WGMMA_CONFIG(NAME, D, BM, BN, W, S, ST, PG, OV) \
-  KILN_ATTENTION_CONFIG_WG(NAME, D, BM, BN, W, S, 0, ST, PG, 0, 1, OV)
+#define KILN_ATTENTION_WGMMA_CONFIG(NAME, D, BM, BN, W, S, ST, PG, OV, PR) \
+  KILN_ATTENTION_CONFIG_WG(NAME, D, BM, BN, W, S, 0, ST, PG, 0, 1, OV, PR)

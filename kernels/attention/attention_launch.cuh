@@ -3,6 +3,7 @@
 // so the tuner measures exactly what the library runs. Enqueue only: no allocation, no sync.
 #pragma once
 #include <cuda_runtime.h>
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 
 #include <algorithm>
 #include <atomic>
@@ -256,6 +257,51 @@ cudaError_t launch_forward(const ForwardParams& p, cudaStream_t stream) {
 
 }  // namespace detail
 
+namespace detail {
+
+// cuTensorMapEncodeTiled, found once through the runtime (the library does not link the driver).
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      fn = nullptr;
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+// The TMA descriptor of one operand as a 4-d tensor (head_dim, seq, heads, batch) read in boxes of
+// 64 elements by `box_rows` rows with the 128-byte swizzle of attention_wgmma_kernel.cuh. The API
+// already requires 16-byte aligned pointers and strides in multiples of 8 elements, which is what
+// TMA needs; a dimension of extent 1 gets a nominal stride (its stride is never used).
+inline cudaError_t encode_operand(CUtensorMap* map, AttentionDType dtype, const void* data, int head_dim, int seq,
+                                  int heads, int batch, std::int64_t seq_stride, std::int64_t head_stride,
+                                  std::int64_t batch_stride, int box_rows) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (encode == nullptr) return cudaErrorNotSupported;
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(head_dim), static_cast<cuuint64_t>(seq),
+                              static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batch)};
+  const std::int64_t given[3] = {seq_stride, head_stride, batch_stride};
+  cuuint64_t strides[3];
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t nominal = 16;
+    strides[i] = static_cast<cuuint64_t>(dims[i + 1] == 1 && given[i] * 2 < nominal ? nominal : given[i] * 2);
+  }
+  const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(box_rows), 1, 1};
+  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  const CUresult status =
+      encode(map, dtype == AttentionDType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+             const_cast<void*>(data), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return status == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+}  // namespace detail
+
 // Whether the current device runs the warpgroup-MMA path: compute capability 9.0, the only one
 // its sm_90a code is built for. Queried once per device.
 inline bool wgmma_device() {
@@ -300,6 +346,19 @@ cudaError_t launch(ForwardParams p, AttentionDType dtype, bool causal, void* scr
     const std::size_t rows = static_cast<std::size_t>(p.batch) * p.heads_q * p.seq_q;
     p.o_partial = static_cast<float*>(scratch);
     p.lse_partial = p.o_partial + static_cast<std::size_t>(p.splits) * rows * T::kHeadDim;
+  }
+  if constexpr (T::kProducer) {
+    cudaError_t status = detail::encode_operand(&p.tma_q, dtype, p.q, T::kHeadDim, p.seq_q, p.heads_q, p.batch,
+                                                p.q_seq_stride, p.q_head_stride, p.q_batch_stride, T::kBlockM);
+    if (status == cudaSuccess) {
+      status = detail::encode_operand(&p.tma_k, dtype, p.k, T::kHeadDim, p.seq_k, p.heads_kv, p.batch, p.k_seq_stride,
+                                      p.k_head_stride, p.k_batch_stride, T::kBlockN);
+    }
+    if (status == cudaSuccess) {
+      status = detail::encode_operand(&p.tma_v, dtype, p.v, T::kHeadDim, p.seq_k, p.heads_kv, p.batch, p.v_seq_stride,
+                                      p.v_head_stride, p.v_batch_stride, T::kBlockN);
+    }
+    if (status != cudaSuccess) return status;
   }
   if (dtype == AttentionDType::bf16) {
     return causal ? detail::launch_forward<T, __nv_bfloat16, true>(p, stream)

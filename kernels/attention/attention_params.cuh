@@ -3,6 +3,8 @@
 // through it). Strides count elements; the head dimension is contiguous (stride 1). Row r of the
 // log-sum-exp and of the split scratch is (batch · heads_q + head) · seq_q + query.
 #pragma once
+#include <cuda.h>  // CUtensorMap (the type only; nothing links the driver library)
+
 #include <cstdint>
 
 #include "kiln/attention.hpp"
@@ -45,6 +47,11 @@ struct ForwardParams {
   // head_dim values) and its log-sum-exp.
   float* o_partial = nullptr;    // [splits][rows][head_dim]
   float* lse_partial = nullptr;  // [splits][rows]
+
+  // PRODUCER variants: TMA descriptors of Q, K and V as 4-d tensors (head_dim, seq, heads, batch),
+  // boxes of 64 elements by BLOCK_M (Q) or BLOCK_N (K, V) rows, 128-byte swizzle; filled by the
+  // launcher. The kernel reads them from its parameter space (__grid_constant__).
+  CUtensorMap tma_q{}, tma_k{}, tma_v{};
 };
 
 // The element type as the spaces' problem dim `dtype` names it ("bf16", "fp16").

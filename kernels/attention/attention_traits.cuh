@@ -63,6 +63,18 @@ struct OverlapOf<Config, std::void_t<decltype(Config::OVERLAP)>> {
   static constexpr int value = Config::OVERLAP;
 };
 
+// PRODUCER of a Config, 0 for a space without the knob: 1 gives the warpgroup-MMA kernel a
+// producer warpgroup that loads the tiles with TMA (bulk tensor copies) and hands them over through
+// mbarriers, so the WARPS consumer warps never wait on each other.
+template <class Config, class = void>
+struct ProducerOf {
+  static constexpr int value = 0;
+};
+template <class Config>
+struct ProducerOf<Config, std::void_t<decltype(Config::PRODUCER)>> {
+  static constexpr int value = Config::PRODUCER;
+};
+
 // The N sizes of the wgmma wrappers in attention_wgmma_ptx.cuh (BLOCK_N of Q·Kᵀ, HEAD_DIM of P·V).
 constexpr bool wgmma_n_supported(int n) { return n == 64 || n == 96 || n == 128 || n == 192 || n == 256; }
 
@@ -88,9 +100,11 @@ struct Traits {
   static constexpr int kCluster = ClusterOf<Config>::value;
   static constexpr bool kWgmma = WgmmaOf<Config>::value != 0;
   static constexpr bool kOverlap = OverlapOf<Config>::value != 0;
+  static constexpr bool kProducer = ProducerOf<Config>::value != 0;
 
   // Derived.
-  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kConsumerThreads = kWarps * 32;   // the warps that compute
+  static constexpr int kThreads = kConsumerThreads + (kProducer ? 128 : 0);
   static constexpr int kRowsPerWarp = kBlockM / kWarps;
   static constexpr int kMTiles = kRowsPerWarp / 16;       // m16 tiles per warp
   static constexpr int kNTiles = kBlockN / 8;             // n8 tiles of the score block S
@@ -104,13 +118,15 @@ struct Traits {
   static constexpr int kTileBytes = 2 * (kQElems + kStages * kStageElems);
   // The wgmma path's tiles start on a 1024-byte boundary inside the dynamic shared memory.
   static constexpr int kAlignBytes = kWgmma ? 1024 : 0;
+  // PRODUCER: the mbarriers after the tiles (Q, and full and empty per stage for K and V).
+  static constexpr int kBarrierBytes = kProducer ? 8 * (1 + 4 * kStages) : 0;
   // The cluster combine reuses the tiles' shared memory for the block's partial output: fp32 rows
   // padded by 8 floats (the fragment stores of one quad row land in different banks), then the
   // rows' log-sum-exps.
   static constexpr int kPartialStride = kHeadDim + 8;
   static constexpr int kPartialBytes = kCluster > 0 ? 4 * kBlockM * (kPartialStride + 1) : 0;
   static constexpr int kSmemBytes =
-      kTileBytes + kAlignBytes > kPartialBytes ? kTileBytes + kAlignBytes : kPartialBytes;
+      kTileBytes + kAlignBytes + kBarrierBytes > kPartialBytes ? kTileBytes + kAlignBytes + kBarrierBytes : kPartialBytes;
   // fp32 accumulators a thread keeps live through the main loop (O, S and, optionally, Q).
   static constexpr int kAccRegs = kMTiles * 4 * (kDTiles + kNTiles + kQRegSteps);
 
@@ -121,8 +137,10 @@ struct Traits {
   static_assert(kBlockN % 16 == 0, "BLOCK_N must be a multiple of 16 (k16 steps of P·V)");
   static_assert(kBlockM <= kMaxBlock && kBlockN <= kMaxBlock, "BLOCK_M/BLOCK_N above kMaxBlock");
   static_assert(kStages >= 2, "the K/V pipeline needs at least two stages");
-  static_assert((kBlockM * kChunksPerRow) % kThreads == 0, "Q tile chunks must divide among the threads");
-  static_assert((kBlockN * kChunksPerRow) % kThreads == 0, "K/V tile chunks must divide among the threads");
+  static_assert(kProducer || (kBlockM * kChunksPerRow) % kThreads == 0, "Q tile chunks must divide among the threads");
+  static_assert(kProducer || (kBlockN * kChunksPerRow) % kThreads == 0, "K/V tile chunks must divide among the threads");
+  static_assert(!kProducer || (kBlockM * kChunksPerRow) % kConsumerThreads == 0,
+                "Q tile chunks (packed queries) must divide among the consumer threads");
   static_assert((kRowsPerWarp * kChunksPerRow) % 32 == 0, "output rows of a warp must divide among its lanes");
   static_assert(kSmemBytes <= kMaxSmemPerBlock, "tiles exceed the largest shared memory of a block");
   static_assert(kQRegSteps >= 0 && kQRegSteps <= kKSteps, "Q_REG_STEPS must lie in [0, HEAD_DIM / 16]");
@@ -138,6 +156,8 @@ struct Traits {
                 "WGMMA: BLOCK_N and HEAD_DIM must be wgmma N sizes of attention_wgmma_ptx.cuh");
   static_assert(OverlapOf<Config>::value == 0 || OverlapOf<Config>::value == 1, "OVERLAP is 0 or 1");
   static_assert(kWgmma || !kOverlap, "OVERLAP is a knob of the WGMMA path");
+  static_assert(ProducerOf<Config>::value == 0 || ProducerOf<Config>::value == 1, "PRODUCER is 0 or 1");
+  static_assert(kWgmma || !kProducer, "PRODUCER is a knob of the WGMMA path");
   static_assert(!kWgmma || (kQRegSteps == 0 && kCluster == 0),
                 "WGMMA: Q is read from shared memory by the instruction, and splits merge through scratch");
 };

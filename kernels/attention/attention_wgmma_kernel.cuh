@@ -60,6 +60,63 @@ __device__ __forceinline__ void fence_registers(float (&d)[N]) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// mbarriers (PRODUCER): the producer announces the bytes a TMA copy will bring (expect_tx), the
+// copy completes the phase; consumers release a stage by arriving on its empty barrier.
+__device__ __forceinline__ void barrier_init(std::uint32_t bar, int count) {
+  if constexpr (kAvailable) asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void barrier_init_fence() {
+  if constexpr (kAvailable) asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void barrier_expect_bytes(std::uint32_t bar, std::uint32_t bytes) {
+  if constexpr (kAvailable) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+  }
+}
+__device__ __forceinline__ void barrier_arrive(std::uint32_t bar) {
+  if constexpr (kAvailable) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Waits for the completion of the barrier's phase of parity `parity`.
+__device__ __forceinline__ void barrier_wait(std::uint32_t bar, int parity) {
+  if constexpr (kAvailable) {
+    std::uint32_t done = 0;
+    do {
+      asm volatile(
+          "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+          : "=r"(done)
+          : "r"(bar), "r"(parity)
+          : "memory");
+    } while (done == 0);
+  }
+}
+// One box of a 4-d tensor map (64 elements by the box's rows) into shared memory at `dst`,
+// completing `bar`'s transaction bytes. Rows past the tensor's end arrive as zeros.
+__device__ __forceinline__ void tma_load(std::uint32_t dst, const CUtensorMap* map, std::uint32_t bar, int c0, int c1,
+                                         int c2, int c3) {
+  if constexpr (kAvailable) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], "
+        "[%2];\n" ::"r"(dst),
+        "l"(reinterpret_cast<std::uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+        : "memory");
+  }
+}
+// Register budget of this warpgroup from here on (the producer gives registers to the consumers).
+template <int kRegisters>
+__device__ __forceinline__ void set_registers_max_increase() {
+  if constexpr (kAvailable) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+template <int kRegisters>
+__device__ __forceinline__ void set_registers_max_decrease() {
+  if constexpr (kAvailable) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+// Barrier 1 over the consumer warps only (barrier 0 is __syncthreads, which the producer's exited
+// threads would not reach).
+template <int kThreads>
+__device__ __forceinline__ void consumer_sync() {
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kThreads) : "memory");
+}
+
 // Shared-memory matrix descriptor, 128-byte swizzle: start address, leading and stride byte
 // offsets (K-major: stride = between 8-row groups, leading unused; MN-major: leading = between
 // 64-element groups of the contiguous dimension, stride = between 8-row groups of the other).
@@ -79,6 +136,7 @@ __device__ __forceinline__ std::uint32_t offset(int row, int chunk) {
 template <class T, int kRows, class Element>
 __device__ __forceinline__ void load_tile(std::uint32_t tile, const Element* gmem, int stride, int rows_valid, int tid) {
   constexpr int kRowsPerPass = T::kThreads / T::kChunksPerRow;
+  static_assert(!T::kProducer, "PRODUCER variants load K/V tiles with TMA");
   static_assert(T::kThreads % T::kChunksPerRow == 0 && kRows % kRowsPerPass == 0,
                 "tile chunks must divide among the threads");
   const int row = tid / T::kChunksPerRow;
@@ -95,11 +153,12 @@ __device__ __forceinline__ void load_tile(std::uint32_t tile, const Element* gme
 }
 
 // The Q tile of a packed block (rows are (query, head) pairs of one key/value head; see
-// detail::load_packed_q).
+// detail::load_packed_q), copied by the consumer threads (`tid` counts among them).
 template <class T, int kRows, class Element>
 __device__ __forceinline__ void load_packed_q(std::uint32_t tile, const Element* q_batch, const ForwardParams& p,
                                               int head_kv, int row0, int rows_valid, int tid) {
-  constexpr int kRowsPerPass = T::kThreads / T::kChunksPerRow;
+  constexpr int kRowsPerPass = T::kConsumerThreads / T::kChunksPerRow;
+  static_assert(kRows % kRowsPerPass == 0, "Q tile chunks must divide among the consumer threads");
   const int row = tid / T::kChunksPerRow;
   const int chunk = tid % T::kChunksPerRow;
 #pragma unroll
@@ -117,7 +176,7 @@ __device__ __forceinline__ void load_packed_q(std::uint32_t tile, const Element*
 }  // namespace wgmma
 
 template <class T, class Element, bool kCausal>
-__global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const ForwardParams p) {
+__global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const __grid_constant__ ForwardParams p) {
   static_assert(T::kWgmma, "a Config of the warpgroup-MMA path");
   if constexpr (!wgmma::kAvailable) {
     __trap();  // never launched: the spaces offer this path only on sm_90a devices
@@ -125,6 +184,8 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const F
     constexpr int D = T::kHeadDim;
     constexpr int BM = T::kBlockM;
     constexpr int BN = T::kBlockN;
+    constexpr int S = T::kStages;
+    constexpr bool kTma = T::kProducer;
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     // Every slab must start on a 1024-byte boundary (the swizzle reads absolute address bits):
     // the launch asks for 1024 bytes more than the tiles and the tiles start at the first boundary.
@@ -136,13 +197,22 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const F
     constexpr std::uint32_t kStageBytes = 2 * kKVBytes;  // K tile, then V tile
     const std::uint32_t sQ = base;
     const std::uint32_t sKV = base + kQBytes;
+    // PRODUCER: mbarriers after the tiles: Q's, then per stage K full, V full, K empty, V empty.
+    const std::uint32_t bars = base + kQBytes + S * kStageBytes;
+    const std::uint32_t bar_q = bars;
+    auto bar_k_full = [&](int stage) { return bars + 8 * (1 + 4 * stage); };
+    auto bar_v_full = [&](int stage) { return bars + 8 * (2 + 4 * stage); };
+    auto bar_k_empty = [&](int stage) { return bars + 8 * (3 + 4 * stage); };
+    auto bar_v_empty = [&](int stage) { return bars + 8 * (4 + 4 * stage); };
 
-    const int tid = threadIdx.x;
-    const int warp = tid / 32;
-    const int lane = tid % 32;
+    // With a producer, warpgroup 0 produces and the consumers are warpgroups 1 ...
+    const int ctid = kTma ? static_cast<int>(threadIdx.x) - 128 : static_cast<int>(threadIdx.x);  // consumer index
+    const int tid = ctid;
+    const int warp = ctid / 32;
+    const int lane = ctid % 32;
     const int g = lane / 4;
     const int t = lane % 4;
-    const int wg = warp / 4;  // warpgroup: rows [64 wg, 64 wg + 64) of the block
+    const int wg = warp / 4;  // consumer warpgroup: rows [64 wg, 64 wg + 64) of the block
 
     const int split = static_cast<int>(blockIdx.x) / p.m_blocks;
     int m_block = static_cast<int>(blockIdx.x) - split * p.m_blocks;
@@ -171,30 +241,116 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const F
                              row0 * p.q_seq_stride;
     const Element* const k = static_cast<const Element*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
     const Element* const v = static_cast<const Element*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
-    // Stage s holds a K tile and a V tile. Without OVERLAP both belong to one key tile; with it the
-    // K tile of key tile j and the V tile of j - 1 share a commit group (iteration j needs both).
+
+    if constexpr (kTma) {
+      if (threadIdx.x == 0) {
+        wgmma::barrier_init(bar_q, 1);
+        for (int stage = 0; stage < S; ++stage) {
+          wgmma::barrier_init(bar_k_full(stage), 1);
+          wgmma::barrier_init(bar_v_full(stage), 1);
+          wgmma::barrier_init(bar_k_empty(stage), T::kConsumerThreads);
+          wgmma::barrier_init(bar_v_empty(stage), T::kConsumerThreads);
+        }
+        wgmma::barrier_init_fence();
+      }
+      __syncthreads();
+      if (threadIdx.x < 128) {
+        // The producer: one thread issues every copy; a stage is refilled once all consumer
+        // threads released it. Tile `it` of this block is key block n_end - 1 - it.
+        if constexpr (T::kConsumerThreads >= 256) wgmma::set_registers_max_decrease<24>();
+        if (threadIdx.x == 0 && n_tiles > 0) {
+          if (!packed) {
+            wgmma::barrier_expect_bytes(bar_q, kQBytes);
+#pragma unroll
+            for (int slab = 0; slab < D / 64; ++slab) {
+              wgmma::tma_load(sQ + slab * (BM * 128), &p.tma_q, bar_q, slab * 64, row0, head, batch);
+            }
+          }
+          for (int it = 0; it < n_tiles; ++it) {
+            const int stage = it % S;
+            const int parity = ((it / S) & 1) ^ 1;  // the release of this stage's previous tile
+            const int key0 = (n_end - 1 - it) * BN;
+            const std::uint32_t sK = sKV + stage * kStageBytes;
+            if (it >= S) wgmma::barrier_wait(bar_k_empty(stage), parity);
+            wgmma::barrier_expect_bytes(bar_k_full(stage), kKVBytes);
+#pragma unroll
+            for (int slab = 0; slab < D / 64; ++slab) {
+              wgmma::tma_load(sK + slab * (BN * 128), &p.tma_k, bar_k_full(stage), slab * 64, key0, head_kv, batch);
+            }
+            if (it >= S) wgmma::barrier_wait(bar_v_empty(stage), parity);
+            wgmma::barrier_expect_bytes(bar_v_full(stage), kKVBytes);
+#pragma unroll
+            for (int slab = 0; slab < D / 64; ++slab) {
+              wgmma::tma_load(sK + kKVBytes + slab * (BN * 128), &p.tma_v, bar_v_full(stage), slab * 64, key0, head_kv,
+                              batch);
+            }
+          }
+        }
+        return;
+      }
+      // Registers the producer gave up (it keeps 24 a thread), shared by two or more consumer
+      // warpgroups; with one, the block's 256 threads have the 255 of a thread already.
+      constexpr int kConsumerGroups = T::kConsumerThreads / 128;
+      if constexpr (kConsumerGroups >= 2) {
+        constexpr int kRegisters = ((65536 / 128 - 24) / kConsumerGroups) / 8 * 8;
+        wgmma::set_registers_max_increase<(kRegisters > 240 ? 240 : kRegisters)>();
+      }
+    }
+
+    // Without a producer, stage s holds a K tile and a V tile. Without OVERLAP both belong to one
+    // key tile; with it the K tile of key tile j and the V tile of j - 1 share a commit group
+    // (iteration j needs both).
     auto load_k = [&](int stage, int it) {
-      const int key0 = (n_end - 1 - it) * BN;
-      wgmma::load_tile<T, BN>(sKV + stage * kStageBytes, k + key0 * p.k_seq_stride, static_cast<int>(p.k_seq_stride),
-                              min(BN, p.seq_k - key0), tid);
+      if constexpr (!kTma) {
+        const int key0 = (n_end - 1 - it) * BN;
+        wgmma::load_tile<T, BN>(sKV + stage * kStageBytes, k + key0 * p.k_seq_stride, static_cast<int>(p.k_seq_stride),
+                                min(BN, p.seq_k - key0), tid);
+      }
     };
     auto load_v = [&](int stage, int it) {
-      const int key0 = (n_end - 1 - it) * BN;
-      wgmma::load_tile<T, BN>(sKV + stage * kStageBytes + kKVBytes, v + key0 * p.v_seq_stride,
-                              static_cast<int>(p.v_seq_stride), min(BN, p.seq_k - key0), tid);
+      if constexpr (!kTma) {
+        const int key0 = (n_end - 1 - it) * BN;
+        wgmma::load_tile<T, BN>(sKV + stage * kStageBytes + kKVBytes, v + key0 * p.v_seq_stride,
+                                static_cast<int>(p.v_seq_stride), min(BN, p.seq_k - key0), tid);
+      }
     };
     // The commit group of iteration `it` (the loop waits for group `it` before iteration `it`).
     auto load_group = [&](int it) {
-      if constexpr (T::kOverlap) {
-        if (it < n_tiles) load_k(it % T::kStages, it);
-        if (it >= 1 && it - 1 < n_tiles) load_v((it - 1) % T::kStages, it - 1);
-      } else {
-        if (it < n_tiles) {
-          load_k(it % T::kStages, it);
-          load_v(it % T::kStages, it);
+      if constexpr (!kTma) {
+        if constexpr (T::kOverlap) {
+          if (it < n_tiles) load_k(it % S, it);
+          if (it >= 1 && it - 1 < n_tiles) load_v((it - 1) % S, it - 1);
+        } else {
+          if (it < n_tiles) {
+            load_k(it % S, it);
+            load_v(it % S, it);
+          }
         }
+        ptx::cp_async_commit();
       }
-      ptx::cp_async_commit();
+    };
+    // Without a producer: each thread's landed copies made visible to wgmma (the async proxy), then
+    // to every thread; after the barrier every warpgroup is also done with what the next prefetch
+    // overwrites. With one: waits for / releases the K or V tile of iteration `it`.
+    auto tiles_ready = [&](int it) {
+      if constexpr (!kTma) {
+        ptx::cp_async_wait<S - 2>();
+        wgmma::fence_proxy_async();
+        __syncthreads();
+        load_group(it + S - 1);
+      }
+    };
+    auto acquire_k = [&](int it) {
+      if constexpr (kTma) wgmma::barrier_wait(bar_k_full(it % S), (it / S) & 1);
+    };
+    auto acquire_v = [&](int it) {
+      if constexpr (kTma) wgmma::barrier_wait(bar_v_full(it % S), (it / S) & 1);
+    };
+    auto release_k = [&](int it) {
+      if constexpr (kTma) wgmma::barrier_arrive(bar_k_empty(it % S));
+    };
+    auto release_v = [&](int it) {
+      if constexpr (kTma) wgmma::barrier_arrive(bar_v_empty(it % S));
     };
 
     // This thread's rows of the block: `my_row` and my_row + 8 (index h = 0, 1 below).
@@ -287,43 +443,48 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const F
 #pragma unroll
       for (int i = 0; i < D / 2; ++i) acc_o[i] *= correction[(i % 4) / 2];
     };
-    // Each thread's landed copies made visible to wgmma (the async proxy), then to every thread;
-    // after the barrier every warpgroup is also done with what the next prefetch overwrites.
-    auto tiles_ready = [&]() {
-      ptx::cp_async_wait<T::kStages - 2>();
-      wgmma::fence_proxy_async();
-      __syncthreads();
-    };
-
     if (n_tiles > 0) {
       if (packed) {
         wgmma::load_packed_q<T, BM>(sQ, static_cast<const Element*>(p.q) + batch * p.q_batch_stride, p, head_kv, row0,
                                     rows_valid, tid);
-      } else {
+      } else if constexpr (!kTma) {
         wgmma::load_tile<T, BM>(sQ, q, static_cast<int>(p.q_seq_stride), rows_valid, tid);
       }
       ptx::cp_async_commit();
+      if constexpr (kTma) {
+        if (packed) {  // the consumers copied Q themselves
+          ptx::cp_async_wait<0>();
+          wgmma::fence_proxy_async();
+          wgmma::consumer_sync<T::kConsumerThreads>();
+        } else {
+          wgmma::barrier_wait(bar_q, 0);
+        }
+      } else {
 #pragma unroll
-      for (int s_ = 0; s_ < T::kStages - 1; ++s_) load_group(s_);
+        for (int s_ = 0; s_ < S - 1; ++s_) load_group(s_);
+      }
 
       if constexpr (!T::kOverlap) {
         for (int it = 0; it < n_tiles; ++it) {
-          tiles_ready();
-          load_group(it + T::kStages - 1);
+          tiles_ready(it);
+          acquire_k(it);
           wgmma::fence_registers(s);
           wgmma::fence();
           issue_qk(it);
           wgmma::wait<0>();
           wgmma::fence_registers(s);
+          release_k(it);
           float correction[2];
           softmax(it, correction);
           pack_p();
           rescale_o(correction);
+          acquire_v(it);
           wgmma::fence_registers(acc_o);
           wgmma::fence();
           issue_pv(it);
           wgmma::wait<0>();
           wgmma::fence_registers(acc_o);
+          release_v(it);
         }
       } else {
         // Iteration it issues S of tile it and P·V of tile it - 1 back to back, and runs the softmax
@@ -332,18 +493,20 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const F
         // The first and last iterations are peeled: with the two products issued under conditions
         // in one loop, ptxas 13.0 serialized the wgmma (its C7514 report); peeled, it does not.
         float correction[2];
-        tiles_ready();
-        load_group(T::kStages - 1);
+        tiles_ready(0);
+        acquire_k(0);
         wgmma::fence_registers(s);
         wgmma::fence();
         issue_qk(0);
         wgmma::wait<0>();
         wgmma::fence_registers(s);
+        release_k(0);
         softmax(0, correction);
         pack_p();
         for (int it = 1; it < n_tiles; ++it) {
-          tiles_ready();
-          load_group(it + T::kStages - 1);
+          tiles_ready(it);
+          acquire_k(it);
+          acquire_v(it - 1);
           wgmma::fence_registers(s);
           wgmma::fence_registers(acc_o);
           wgmma::fence();
@@ -351,6 +514,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const F
           issue_pv(it - 1);
           wgmma::wait<1>();
           wgmma::fence_registers(s);
+          release_k(it);
           softmax(it, correction);
           wgmma::wait<0>();
           wgmma::fence_registers(acc_o);
@@ -359,19 +523,27 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const F
 #pragma unroll
             for (int r = 0; r < 4; ++r) asm volatile("" : "+r"(p_frag[ps][r])::"memory");
           }
+          release_v(it - 1);
           rescale_o(correction);
           pack_p();
         }
-        tiles_ready();
+        tiles_ready(n_tiles);
+        acquire_v(n_tiles - 1);
         wgmma::fence_registers(acc_o);
         wgmma::fence();
         issue_pv(n_tiles - 1);
         wgmma::wait<0>();
         wgmma::fence_registers(acc_o);
+        release_v(n_tiles - 1);
       }
     }
     ptx::cp_async_wait<0>();
-    __syncthreads();  // every warpgroup is done with Q: the epilogue writes over it
+    // Every warpgroup is done with Q: the epilogue writes over it.
+    if constexpr (kTma) {
+      wgmma::consumer_sync<T::kConsumerThreads>();
+    } else {
+      __syncthreads();
+    }
 
     float inv_sum[2];
     float lse[2];
