@@ -20,8 +20,8 @@
 
 // Any variant, with the knobs of the warpgroup-MMA path (WGMMA 1: attention_wgmma_kernel.cuh;
 // OVERLAP 1: its softmax overlapped with the previous tile's P·V; PRODUCER 1: a TMA producer
-// warpgroup feeds WARPS consumer warps).
-#define KILN_ATTENTION_CONFIG_WG(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR)                                  \
+// warpgroup feeds WARPS consumer warps; PINGPONG 1: its consumer warpgroups take turns issuing).
+#define KILN_ATTENTION_CONFIG_WG(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP)                                  \
   struct NAME {                                                                                            \
     static constexpr int HEAD_DIM = D;                                                                     \
     static constexpr int BLOCK_M = BM;                                                                     \
@@ -35,11 +35,13 @@
     static constexpr int WGMMA = WG;                                                                       \
     static constexpr int OVERLAP = OV;                                                                     \
     static constexpr int PRODUCER = PR;                                                                    \
+    static constexpr int PINGPONG = PP;                                                                    \
     static constexpr const char* kiln_name = "attention_d" #D "__HEAD_DIM" #D "_BLOCK_M" #BM "_BLOCK_N" #BN \
                                              "_WARPS" #W "_STAGES" #S "_Q_REG_STEPS" #QR "_SPLIT_TARGET" #ST \
-                                             "_PACK_GQA" #PG "_CLUSTER" #CL "_WGMMA" #WG "_OVERLAP" #OV "_PRODUCER" #PR; \
+                                             "_PACK_GQA" #PG "_CLUSTER" #CL "_WGMMA" #WG "_OVERLAP" #OV "_PRODUCER" #PR  \
+                                             "_PINGPONG" #PP;                                               \
   }
 
 // A variant of the warpgroup-MMA path (no Q fragments in registers, no cluster).
-#define KILN_ATTENTION_WGMMA_CONFIG(NAME, D, BM, BN, W, S, ST, PG, OV, PR) \
-  KILN_ATTENTION_CONFIG_WG(NAME, D, BM, BN, W, S, 0, ST, PG, 0, 1, OV, PR)
+#define KILN_ATTENTION_WGMMA_CONFIG(NAME, D, BM, BN, W, S, ST, PG, OV, PR, PP) \
+  KILN_ATTENTION_CONFIG_WG(NAME, D, BM, BN, W, S, 0, ST, PG, 0, 1, OV, PR, PP)

@@ -75,8 +75,22 @@ struct ProducerOf<Config, std::void_t<decltype(Config::PRODUCER)>> {
   static constexpr int value = Config::PRODUCER;
 };
 
+// PINGPONG of a Config, 0 for a space without the knob: 1 makes the consumer warpgroups of a
+// PRODUCER variant take turns issuing their products (named barriers), so one warpgroup's softmax
+// runs while the others' products occupy the tensor cores.
+template <class Config, class = void>
+struct PingPongOf {
+  static constexpr int value = 0;
+};
+template <class Config>
+struct PingPongOf<Config, std::void_t<decltype(Config::PINGPONG)>> {
+  static constexpr int value = Config::PINGPONG;
+};
+
 // The N sizes of the wgmma wrappers in attention_wgmma_ptx.cuh (BLOCK_N of Q·Kᵀ, HEAD_DIM of P·V).
-constexpr bool wgmma_n_supported(int n) { return n == 64 || n == 96 || n == 128 || n == 192 || n == 256; }
+constexpr bool wgmma_n_supported(int n) {
+  return n == 64 || n == 80 || n == 96 || n == 112 || n == 128 || n == 160 || n == 176 || n == 192 || n == 256;
+}
 
 template <class Config>
 struct Traits {
@@ -101,6 +115,7 @@ struct Traits {
   static constexpr bool kWgmma = WgmmaOf<Config>::value != 0;
   static constexpr bool kOverlap = OverlapOf<Config>::value != 0;
   static constexpr bool kProducer = ProducerOf<Config>::value != 0;
+  static constexpr bool kPingPong = PingPongOf<Config>::value != 0;
 
   // Derived.
   static constexpr int kConsumerThreads = kWarps * 32;   // the warps that compute
@@ -158,6 +173,9 @@ struct Traits {
   static_assert(kWgmma || !kOverlap, "OVERLAP is a knob of the WGMMA path");
   static_assert(ProducerOf<Config>::value == 0 || ProducerOf<Config>::value == 1, "PRODUCER is 0 or 1");
   static_assert(kWgmma || !kProducer, "PRODUCER is a knob of the WGMMA path");
+  static_assert(PingPongOf<Config>::value == 0 || PingPongOf<Config>::value == 1, "PINGPONG is 0 or 1");
+  static_assert(!kPingPong || (kProducer && kWarps >= 8),
+                "PINGPONG: turns between two or more consumer warpgroups of a PRODUCER variant");
   static_assert(!kWgmma || (kQRegSteps == 0 && kCluster == 0),
                 "WGMMA: Q is read from shared memory by the instruction, and splits merge through scratch");
 };

@@ -117,6 +117,15 @@ __device__ __forceinline__ void consumer_sync() {
   asm volatile("bar.sync 1, %0;\n" ::"n"(kThreads) : "memory");
 }
 
+// Named barriers 2 ... of the ping-pong between consumer warpgroups (PINGPONG): barrier 2 + w is
+// warpgroup w's turn, completed by w itself (sync) and the warpgroup before it (arrive).
+__device__ __forceinline__ void turn_wait(int group) {
+  asm volatile("bar.sync %0, 256;\n" ::"r"(2 + group) : "memory");
+}
+__device__ __forceinline__ void turn_pass(int group) {
+  asm volatile("bar.arrive %0, 256;\n" ::"r"(2 + group) : "memory");
+}
+
 // Shared-memory matrix descriptor, 128-byte swizzle: start address, leading and stride byte
 // offsets (K-major: stride = between 8-row groups, leading unused; MN-major: leading = between
 // 64-element groups of the contiguous dimension, stride = between 8-row groups of the other).
@@ -353,6 +362,24 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const _
       if constexpr (kTma) wgmma::barrier_arrive(bar_v_empty(it % S));
     };
 
+    // PINGPONG: the consumer warpgroups issue their products in turns, 0, 1, ..., 0, 1, ...: each
+    // waits for its turn before issuing and passes the turn on right after, then runs its softmax
+    // while the next warpgroup's products run. Every warpgroup issues the same number of times
+    // (n_tiles is the block's), warpgroup 0 is given its first turn, and the last warpgroup's last
+    // pass (which nobody would wait for) is left out, so every barrier ends complete.
+    constexpr int kGroups = T::kConsumerThreads / 128;
+    auto turn_begin = [&]() {
+      if constexpr (T::kPingPong) wgmma::turn_wait(wg);
+    };
+    auto turn_end = [&](bool last) {
+      if constexpr (T::kPingPong) {
+        if (!(last && wg == kGroups - 1)) wgmma::turn_pass((wg + 1) % kGroups);
+      }
+    };
+    if constexpr (T::kPingPong) {
+      if (wg == 0 && n_tiles > 0) wgmma::turn_pass(0);
+    }
+
     // This thread's rows of the block: `my_row` and my_row + 8 (index h = 0, 1 below).
     const int my_row = wg * 64 + (warp % 4) * 16 + g;
     float acc_o[D / 2];
@@ -469,8 +496,10 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const _
           tiles_ready(it);
           acquire_k(it);
           wgmma::fence_registers(s);
+          turn_begin();
           wgmma::fence();
           issue_qk(it);
+          turn_end(false);
           wgmma::wait<0>();
           wgmma::fence_registers(s);
           release_k(it);
@@ -480,8 +509,10 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const _
           rescale_o(correction);
           acquire_v(it);
           wgmma::fence_registers(acc_o);
+          turn_begin();
           wgmma::fence();
           issue_pv(it);
+          turn_end(it == n_tiles - 1);
           wgmma::wait<0>();
           wgmma::fence_registers(acc_o);
           release_v(it);
@@ -496,8 +527,10 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const _
         tiles_ready(0);
         acquire_k(0);
         wgmma::fence_registers(s);
+        turn_begin();
         wgmma::fence();
         issue_qk(0);
+        turn_end(false);
         wgmma::wait<0>();
         wgmma::fence_registers(s);
         release_k(0);
@@ -509,9 +542,11 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const _
           acquire_v(it - 1);
           wgmma::fence_registers(s);
           wgmma::fence_registers(acc_o);
+          turn_begin();
           wgmma::fence();
           issue_qk(it);
           issue_pv(it - 1);
+          turn_end(false);
           wgmma::wait<1>();
           wgmma::fence_registers(s);
           release_k(it);
@@ -530,8 +565,10 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const _
         tiles_ready(n_tiles);
         acquire_v(n_tiles - 1);
         wgmma::fence_registers(acc_o);
+        turn_begin();
         wgmma::fence();
         issue_pv(n_tiles - 1);
+        turn_end(true);
         wgmma::wait<0>();
         wgmma::fence_registers(acc_o);
         release_v(n_tiles - 1);
