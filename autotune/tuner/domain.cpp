@@ -205,26 +205,65 @@ std::set<std::size_t> coverage_finalists(const Manifest& m, const std::vector<Va
   return chosen;
 }
 
+namespace {
+
+// Distance in log2 of every int dim, summed; points of other symbolic values are unrelated (infinitely far).
+double log2_distance_between(const Manifest& m, const Problem& a, const Problem& b) {
+  double d = 0;
+  for (const auto& dim : m.dims) {
+    if (!a.has(dim.name) || !b.has(dim.name)) continue;
+    if (dim.symbolic) {
+      if (a.s(dim.name) != b.s(dim.name)) return std::numeric_limits<double>::infinity();
+    } else {
+      d += std::fabs(std::log2(static_cast<double>(std::max<std::int64_t>(a.i(dim.name), 1))) -
+                     std::log2(static_cast<double>(std::max<std::int64_t>(b.i(dim.name), 1))));
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+std::vector<Problem> refine_points(const Manifest& m, const DispatchTree& tree, const std::vector<Problem>& fitted) {
+  std::vector<Problem> chosen;
+  if (!m.has_domain() || m.tuning.refine <= 0 || tree.nodes.empty()) return chosen;
+  const std::vector<Problem>& candidates = m.refine_candidates;
+  std::vector<std::size_t> leaf(candidates.size());
+  std::vector<double> nearest(candidates.size(), std::numeric_limits<double>::infinity());
+  std::set<std::string> taken;
+  for (const auto& p : fitted) taken.insert(p.key());
+  std::map<std::size_t, std::vector<const Problem*>> fitted_in_leaf;
+  for (const auto& p : fitted) fitted_in_leaf[tree.leaf_of(p)].push_back(&p);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    leaf[i] = tree.leaf_of(candidates[i]);
+    for (const Problem* p : fitted_in_leaf[leaf[i]]) {
+      nearest[i] = std::min(nearest[i], log2_distance_between(m, candidates[i], *p));
+    }
+  }
+  while (chosen.size() < static_cast<std::size_t>(m.tuning.refine)) {
+    std::optional<std::size_t> far;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (taken.count(candidates[i].key()) > 0) continue;
+      if (!far || nearest[i] > nearest[*far]) far = i;  // ties: the first in the candidates' order
+    }
+    if (!far) break;
+    const Problem& p = candidates[*far];
+    chosen.push_back(p);
+    taken.insert(p.key());
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (leaf[i] == leaf[*far]) nearest[i] = std::min(nearest[i], log2_distance_between(m, candidates[i], p));
+    }
+  }
+  return chosen;
+}
+
 std::vector<Problem> screen_points(const Manifest& m) {
   std::vector<Problem> chosen;
   if (!m.has_domain() || m.tuning.screen <= 0) return chosen;
   // Where every variant is timed anyway: the listed problems and the probe points.
   std::vector<Problem> timed = m.problems;
   for (auto& p : probe_points(m)) timed.push_back(std::move(p));
-  // Distance in log2 of every int dim, summed; points of other symbolic values are unrelated.
-  auto distance = [&](const Problem& a, const Problem& b) {
-    double d = 0;
-    for (const auto& dim : m.dims) {
-      if (!a.has(dim.name) || !b.has(dim.name)) continue;
-      if (dim.symbolic) {
-        if (a.s(dim.name) != b.s(dim.name)) return std::numeric_limits<double>::infinity();
-      } else {
-        d += std::fabs(std::log2(static_cast<double>(std::max<std::int64_t>(a.i(dim.name), 1))) -
-                       std::log2(static_cast<double>(std::max<std::int64_t>(b.i(dim.name), 1))));
-      }
-    }
-    return d;
-  };
+  auto distance = [&](const Problem& a, const Problem& b) { return log2_distance_between(m, a, b); };
   std::set<std::string> taken;
   for (const auto& p : timed) taken.insert(p.key());
   std::vector<double> nearest(m.coverage.size(), std::numeric_limits<double>::infinity());
@@ -356,19 +395,76 @@ void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>&
                 const std::map<std::string, double>& rates, Record& record, std::ostream& out) {
   const Manifest& m = *ctx.manifest;
   if (!m.has_domain()) return;
-  const TreeTable table = coverage_table(m, outcomes, rates);
+  TreeTable table = coverage_table(m, outcomes, rates);
   if (table.variants.empty()) {
     out << "kiln: " << m.kernel << ": no variant passed and was timed at every coverage point; no dispatch learned\n";
     return;
   }
   RecordedDomain d;
   d.tolerance = m.tuning.regret_tolerance;
-  d.coverage_points = table.points.size();
   if (m.buckets.empty()) {
-    d.tree = learn_tree(table, TreeOptions{m.tuning.regret_tolerance, TreeOptions{}.max_depth,
-                                                static_cast<std::size_t>(m.tuning.min_leaf_points)});
+    const TreeOptions options{m.tuning.regret_tolerance, TreeOptions{}.max_depth,
+                              static_cast<std::size_t>(m.tuning.min_leaf_points)};
+    d.tree = learn_tree(table, options);
+    const std::vector<Problem> refinement = refine_points(m, *d.tree, table.points);
+    if (!refinement.empty()) {
+      // The refinement points timed on the variants the tree was learned from; a variant that
+      // fails or has no time at one of them leaves the table (every entry of a table is measured).
+      std::string keys;
+      for (const auto& p : refinement) keys += (keys.empty() ? "" : ", ") + p.key();
+      out << "kiln: " << m.kernel << ": refinement points (farthest from their leaf's coverage): " << keys << "\n";
+      std::vector<std::size_t> learned_from;
+      for (const auto& name : table.variants) learned_from.push_back(*m.variant_index(name));
+      const std::map<std::size_t, PointTimes> times = times_of(ctx, learned_from, refinement, "refinement points", out);
+      TreeTable wider;
+      wider.points = table.points;
+      wider.floor_s = table.floor_s;
+      for (const auto& p : refinement) {
+        wider.points.push_back(p);
+        wider.floor_s.push_back(floor_of(m.work_of(p), rates).seconds);
+      }
+      wider.time.resize(wider.points.size());
+      std::vector<std::string> failed;
+      std::size_t untimed = 0;  // variants with no time at some refinement point and no failure there
+      for (std::size_t v = 0; v < table.variants.size(); ++v) {
+        auto t = times.find(learned_from[v]);
+        const bool complete = t != times.end() && std::all_of(refinement.begin(), refinement.end(), [&](const Problem& p) {
+          return t->second.median_s.count(p.key()) > 0;
+        });
+        if (!complete) {
+          if (t != times.end() && !t->second.failure.empty()) {
+            failed.push_back(table.variants[v] + " (" + t->second.failure + ")");
+          } else {
+            ++untimed;
+          }
+          continue;
+        }
+        wider.variants.push_back(table.variants[v]);
+        for (std::size_t i = 0; i < table.points.size(); ++i) wider.time[i].push_back(table.time[i][v]);
+        for (std::size_t r = 0; r < refinement.size(); ++r) {
+          wider.time[table.points.size() + r].push_back(t->second.median_s.at(refinement[r].key()));
+        }
+      }
+      // A variant not timed yet (a worklog read without measuring, a tuning interrupted) would
+      // leave the dispatch for want of a measurement: the refinement waits until all are timed.
+      if (untimed > 0 || wider.variants.empty()) {
+        out << "kiln: " << m.kernel << ": " << untimed << " of the " << table.variants.size()
+            << " variants have no time at every refinement point yet; the dispatch stays the one learned from the "
+               "coverage\n";
+      } else {
+        for (const auto& name : failed) {
+          out << "kiln: " << name << ": failed at a refinement point; left out of the dispatch\n";
+        }
+        table = std::move(wider);
+        d.refine_points = refinement.size();
+        d.tree = learn_tree(table, options);
+        out << "kiln: " << m.kernel << ": " << refinement.size() << " refinement points timed on "
+            << table.variants.size() << " variants; dispatch learned again over " << table.points.size() << " points\n";
+      }
+    }
     record.domain = d;  // the dispatch below reads the tree from the record
   }
+  d.coverage_points = table.points.size();
 
   // The dispatch's regret at the coverage points, and the finalists.
   auto column = [&](const std::string& name) {

@@ -24,7 +24,8 @@ std::string dispatched_variant(const Manifest& m, const Record& record, const Pr
 TreeTable coverage_table(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
                          const std::map<std::string, double>& rates);
 
-// Fills record.domain: learns the tree (a space with a domain and no buckets), measures the
+// Fills record.domain: learns the tree (a space with a domain and no buckets; with tuning.refine,
+// learns it again after timing the refinement points on the variants it was learned from), measures the
 // dispatch's regret at the coverage points, and times the held-out points on the finalists
 // (the variants that are some point's best or some leaf's or bucket's choice, and the default),
 // through ctx (which only reads the worklog when ctx.measure is off). Does nothing without a domain.
@@ -58,6 +59,15 @@ std::set<std::size_t> coverage_finalists(const Manifest& m, const std::vector<Va
 // the floor instead picks the problems that are far above it by nature (softmax: single rows of
 // 32K to 256K elements, 8 to 19x; nothing beat the finalists there).
 std::vector<Problem> screen_points(const Manifest& m);
+
+// The refinement points (tuning.refine of them) for a dispatch learned on the points `fitted`: one at
+// a time, the refinement candidate farthest from every fitted point (and every refinement point
+// chosen before) that reaches the same leaf of `tree`; distance as screen_points' (a point of
+// symbolic values no such point has is the farthest of all); ties in the candidates' order. A leaf
+// covers a stretch of the domain from the points it was fitted to, and guesses farthest from them:
+// softmax on an H200, a leaf fitted to rows of one element sent 415655 rows of 5 fp32 to a variant
+// 1.9x slower there than the best. A pure function of the manifest, the tree and the points.
+std::vector<Problem> refine_points(const Manifest& m, const DispatchTree& tree, const std::vector<Problem>& fitted);
 
 // Puts the coverage points' times into the outcomes (median_s): measured on the finalists (when
 // ctx.measure is on), read from the worklog for every other variant that passed and has them all,

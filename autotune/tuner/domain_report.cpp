@@ -101,7 +101,9 @@ DomainFigures domain_figures(const RecordedDomain& d, double min_floor_s) {
 
 std::string domain_summary(const RecordedDomain& d) {
   std::ostringstream s;
-  s << "  domain: " << d.coverage_points << " coverage points, dispatch regret there median "
+  s << "  domain: " << d.coverage_points << " coverage points";
+  if (d.refine_points > 0) s << " (" << d.refine_points << " of them refinement points)";
+  s << ", dispatch regret there median "
     << fixed(d.coverage_median_regret, 3) << ", worst " << fixed(d.coverage_worst_regret, 3) << " (tolerance "
     << fixed(d.tolerance, 2) << ")";
   if (d.tree) {
@@ -118,7 +120,8 @@ std::string domain_markdown(const Record& r, const std::string& svg_dir) {
   std::ostringstream md;
   md << "\n### Over the problem domain\n\n";
   md << "The dispatch " << (d.tree ? "learned from" : "of the space's buckets, checked at") << " " << d.coverage_points
-     << " coverage points (tolerance " << fixed(d.tolerance, 2) << "x of each point's fastest variant): regret there median "
+     << " coverage points" << (d.refine_points > 0 ? " (" + std::to_string(d.refine_points) + " of them refinement points)" : "")
+     << " (tolerance " << fixed(d.tolerance, 2) << "x of each point's fastest variant): regret there median "
      << fixed(d.coverage_median_regret, 3) << ", worst " << fixed(d.coverage_worst_regret, 3);
   if (d.tree) md << "; " << d.tree->leaf_count() << " leaves, depth " << d.tree->depth();
   md << ".\n\nOn the " << d.held_out.size() << " held-out points, never tuned on, against the fastest of "

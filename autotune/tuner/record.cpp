@@ -18,6 +18,8 @@ nlohmann::ordered_json domain_to_json(const RecordedDomain& d) {
   j["coverage"] = {{"points", d.coverage_points},
                    {"worst_regret", d.coverage_worst_regret},
                    {"median_regret", d.coverage_median_regret}};
+  // Only with refinement, so records learned without it read as they were.
+  if (d.refine_points > 0) j["coverage"]["refinement_points"] = d.refine_points;
   if (d.tree) {
     // Only when not 1, so records learned without the option read as they were.
     if (d.tree->min_leaf_points != 1) j["min_leaf_points"] = d.tree->min_leaf_points;
@@ -44,6 +46,7 @@ RecordedDomain domain_from_json(const nlohmann::ordered_json& j) {
   d.coverage_points = coverage.at("points").get<std::size_t>();
   d.coverage_worst_regret = coverage.at("worst_regret").get<double>();
   d.coverage_median_regret = coverage.at("median_regret").get<double>();
+  d.refine_points = coverage.value("refinement_points", std::size_t{0});
   if (j.contains("tree")) {
     d.tree = tree_from_json(j.at("tree"));
     d.tree->min_leaf_points = j.value("min_leaf_points", std::size_t{1});

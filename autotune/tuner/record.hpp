@@ -62,7 +62,8 @@ struct HeldOutPoint {
 // What a tuning with a problem domain adds to the record (README, "Problem domains").
 struct RecordedDomain {
   double tolerance = 1.05;            // the space's tuning.regret_tolerance
-  std::size_t coverage_points = 0;    // points the dispatch was fitted to
+  std::size_t coverage_points = 0;    // points the dispatch was fitted to (refinement points included)
+  std::size_t refine_points = 0;      // of them, the refinement points added (tuning.refine)
   double coverage_worst_regret = 1;   // of the dispatch over them
   double coverage_median_regret = 1;
   std::optional<DispatchTree> tree;   // the learned dispatch; absent when the space has buckets

@@ -105,6 +105,16 @@ class Sampler {
     return chosen;
   }
 
+  // As many as the budget yields up to the quota: a pool to choose refinement points from, so a
+  // domain with fewer free points than asked is no error.
+  std::vector<ProblemInstance> refine_candidates(const std::vector<std::string>& combo, std::size_t quota) {
+    start(combo);
+    std::vector<ProblemInstance> chosen;
+    draw(chosen, quota, 3);
+    for (auto& p : chosen) p.pointer = "/tuning/refine";
+    return chosen;
+  }
+
   std::vector<ProblemInstance> held_out(const std::vector<std::string>& combo, std::size_t quota, const char* pointer) {
     start(combo);
     std::vector<ProblemInstance> chosen;
@@ -361,7 +371,8 @@ void sample_domain(Space& space) {
   }
   std::uint64_t nodes = 0;
   for (const Constraint& c : space.domain_constraints) nodes += c.expr.node_count();
-  check_evaluation_cost(space.label, "/problem/domain_constraints", combos.size() * 2 * kProbesPerCombination, nodes,
+  check_evaluation_cost(space.label, "/problem/domain_constraints",
+                        combos.size() * (space.tuning.refine > 0 ? 3 : 2) * kProbesPerCombination, nodes,
                         "domain points sampled");
   space.coverage.clear();
   space.held_out.clear();
@@ -374,6 +385,16 @@ void sample_domain(Space& space) {
   for (std::size_t c = 0; c < combos.size(); ++c) {
     for (auto& p : sampler.held_out(combos[c], share(space.tuning.held_out, combos.size(), c), "/tuning/held_out")) {
       space.held_out.push_back(std::move(p));
+    }
+  }
+  space.refine_candidates.clear();
+  if (space.tuning.refine > 0) {
+    // Drawn after both sets, so adding refinement leaves the coverage and held-out points as they were.
+    const std::int64_t pool = space.tuning.refine * kRefineCandidatesPerPoint;
+    for (std::size_t c = 0; c < combos.size(); ++c) {
+      for (auto& p : sampler.refine_candidates(combos[c], share(pool, combos.size(), c))) {
+        space.refine_candidates.push_back(std::move(p));
+      }
     }
   }
 }

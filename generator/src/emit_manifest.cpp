@@ -45,6 +45,7 @@ model::Manifest manifest(const Space& space, const Device& target, const Enumera
   m.checks = problems_of(space, space.checks);
   m.coverage = problems_of(space, space.coverage);
   m.held_out = problems_of(space, space.held_out);
+  m.refine_candidates = problems_of(space, space.refine_candidates);
   m.buckets = shared_parts<model::Bucket>(space.buckets);
   m.tolerance = space.tolerance;
   m.tuning = space.tuning;

@@ -197,8 +197,8 @@ std::int64_t domain_point_count(const JsonNode& node) {
 }
 
 Tuning load_tuning(const JsonNode& node) {
-  node.require_object({"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance", "min_leaf_points", "screen"},
-                      {});
+  node.require_object(
+      {"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance", "min_leaf_points", "screen", "refine"}, {});
   Tuning t;
   if (node.has("max_variants")) t.max_variants = node["max_variants"].positive_integer();
   if (node.has("timeout_s")) t.timeout_s = node["timeout_s"].positive_integer();
@@ -216,6 +216,13 @@ Tuning load_tuning(const JsonNode& node) {
     if (t.coverage > 0 && t.screen > t.coverage) {
       node["screen"].fail("cannot screen more points than the coverage set has (" + std::to_string(t.coverage) +
                           "), got " + std::to_string(t.screen));
+    }
+  }
+  if (node.has("refine")) {
+    t.refine = node["refine"].positive_integer();
+    if (t.coverage > 0 && t.refine > t.coverage) {
+      node["refine"].fail("cannot add more refinement points than the coverage set has (" + std::to_string(t.coverage) +
+                          "), got " + std::to_string(t.refine));
     }
   }
   if (node.has("min_leaf_points")) {

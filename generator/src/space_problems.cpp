@@ -154,9 +154,10 @@ void evaluate_work(const Space& space, const ProblemInstance& problem, const std
 void evaluate_domain_work(const Space& space) {
   std::uint64_t nodes = 0;
   for (const WorkTerm& term : space.work) nodes += term.expr.node_count();
-  check_evaluation_cost(space.label, "/tuning/coverage", space.coverage.size() + space.held_out.size(), nodes,
+  check_evaluation_cost(space.label, "/tuning/coverage",
+                        space.coverage.size() + space.held_out.size() + space.refine_candidates.size(), nodes,
                         "domain points");
-  for (const auto* set : {&space.coverage, &space.held_out}) {
+  for (const auto* set : {&space.coverage, &space.held_out, &space.refine_candidates}) {
     for (const ProblemInstance& point : *set) evaluate_work(space, point, "domain point " + problem_key(space, point));
   }
 }

@@ -137,6 +137,7 @@ ordered_json tuning_json(const Manifest& m) {
     // Only when set, so the manifests of spaces without it stay as they were.
     if (m.tuning.min_leaf_points != 1) t["min_leaf_points"] = m.tuning.min_leaf_points;  // 0: auto
     if (m.tuning.screen != 0) t["screen"] = m.tuning.screen;
+    if (m.tuning.refine != 0) t["refine"] = m.tuning.refine;
   }
   return t;
 }
@@ -150,6 +151,7 @@ Tuning tuning_from_json(const ordered_json& j) {
   t.regret_tolerance = j.value("regret_tolerance", t.regret_tolerance);
   t.min_leaf_points = j.value("min_leaf_points", t.min_leaf_points);
   t.screen = j.value("screen", t.screen);
+  t.refine = j.value("refine", t.refine);
   return t;
 }
 
@@ -184,6 +186,7 @@ Manifest fields_from_json(const ordered_json& j, const std::string& label, const
   m.checks = problems_from_json(j.at("checks"));
   m.coverage = problems_from_json(j.value("coverage", ordered_json::array()));
   m.held_out = problems_from_json(j.value("held_out", ordered_json::array()));
+  m.refine_candidates = problems_from_json(j.value("refine_candidates", ordered_json::array()));
   for (const auto& b : j.at("buckets")) {
     m.buckets.push_back(Bucket{b.at("name").get<std::string>(), Expr::parse(b.at("when").get<std::string>())});
   }
@@ -219,6 +222,7 @@ ordered_json to_json(const Manifest& m) {
   if (m.has_domain()) {
     j["coverage"] = problems_json(m.coverage);
     j["held_out"] = problems_json(m.held_out);
+    if (!m.refine_candidates.empty()) j["refine_candidates"] = problems_json(m.refine_candidates);
   }
   j["buckets"] = ordered_json::array();
   for (const Bucket& b : m.buckets) j["buckets"].push_back({{"name", b.name}, {"when", b.when.text()}});

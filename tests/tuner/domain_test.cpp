@@ -519,6 +519,123 @@ TEST_CASE("screening makes a finalist of a variant that beats every finalist at 
   CHECK(again.str().find("1 screen points timed on every variant; 0 finalists added") != std::string::npos);
 }
 
+TEST_CASE("the refinement points are the candidates farthest from the coverage points of their leaf", "[domain]") {
+  kiln_test::TempDir dir;
+  Manifest m = domain_manifest(dir);
+  // Two leaves: cols <= 1024 (fitted to 64 x 64 and 64 x 256) and the rest (fitted to 64 x 4096).
+  TreeTable t;
+  t.variants = {"narrow", "wide"};
+  t.points = {rc(64, 64), rc(64, 256), rc(64, 4096)};
+  t.time = {{1, 2}, {1, 2}, {2, 1}};
+  t.floor_s = {0.5, 0.5, 0.5};
+  const DispatchTree tree = learn_tree(t, {1.05});
+  REQUIRE(tree.leaf_count() == 2);
+  m.refine_candidates = {rc(128, 128), rc(65536, 128), rc(64, 65536), rc(32, 2048), rc(300, 300, "bf16")};
+  m.tuning.refine = 3;
+  // bf16 reaches a leaf fitted to fp32 points only: farthest of all. Then 65536 x 128 (10 powers of
+  // two of rows and 1 of cols from 64 x 64 and from 64 x 256), then 64 x 65536 (4 from 64 x 4096);
+  // 32 x 2048 (2 from 64 x 4096) and 128 x 128 (2 from 64 x 64) come last.
+  std::vector<kiln::Problem> points = refine_points(m, tree, t.points);
+  REQUIRE(points.size() == 3);
+  CHECK(points[0].key() == rc(300, 300, "bf16").key());
+  CHECK(points[1].key() == rc(65536, 128).key());
+  CHECK(points[2].key() == rc(64, 65536).key());
+  CHECK(refine_points(m, tree, t.points) == points);  // deterministic
+  m.tuning.refine = 100;  // as many as there are
+  CHECK(refine_points(m, tree, t.points).size() == 5);
+  m.tuning.refine = 0;
+  CHECK(refine_points(m, tree, t.points).empty());
+}
+
+TEST_CASE("refinement points join the coverage and the dispatch is learned again over them", "[domain]") {
+  // Replayed from a real worklog with every time in it, so the tuning (ctx.measure on) measures
+  // nothing: VEC8 is fastest at every coverage point (one leaf), VEC16 three times faster at
+  // 4096 x 4096, the candidate farthest from the coverage.
+  kiln_test::TempDir dir;
+  Manifest m = domain_manifest(dir);
+  m.problems = {rc(512, 512)};
+  m.coverage = {rc(64, 64), rc(256, 128), rc(256, 256), rc(1024, 64)};
+  m.held_out = {rc(128, 128)};
+  m.refine_candidates = {rc(32, 32), rc(4096, 4096), rc(8, 16)};
+  m.tuning.refine = 1;
+  const std::map<std::string, double> rates = {{"dram_bytes_per_s", 1e9}};
+  auto log = kiln::worklog::Worklog::open(dir / "w.sqlite");
+  EvaluationContext ctx;
+  ctx.manifest = &m;
+  ctx.log = &log;
+  ctx.context_key = "ctx";
+  const auto vec = [&](const std::string& v) { return *m.variant_index("dtoy__VEC" + v); };
+  auto floor = [](const kiln::Problem& p) { return 8e-9 * static_cast<double>(p.i("rows") * p.i("cols")); };
+  auto put = [&](std::size_t v, const kiln::Problem& p, double seconds) {
+    kiln::worklog::Measurement meas;
+    meas.key = {"ctx", m.kernel, m.variants[v].name, variant_hash(ctx, v), p.key(), kiln::worklog::Phase::bench};
+    meas.result = "{}";
+    meas.median_s = seconds;
+    log.put_measurement(meas);
+  };
+  const kiln::Problem far = rc(4096, 4096);
+  const std::map<std::string, std::pair<double, double>> factor = {  // (coverage and held out, at `far`)
+      {"4", {2.0, 4.0}}, {"8", {1.0, 3.0}}, {"16", {1.5, 1.0}}};
+  std::vector<VariantOutcome> outcomes;
+  for (const auto& [v, f] : factor) {
+    VariantOutcome o;
+    o.index = vec(v);
+    o.complete = true;
+    o.score = f.first;
+    for (const auto& p : m.coverage) o.median_s[p.key()] = f.first * floor(p);
+    for (const auto& p : m.held_out) put(vec(v), p, f.first * floor(p));
+    outcomes.push_back(o);
+  }
+
+  SECTION("without their times in the worklog, the dispatch stays the coverage's") {
+    ctx.measure = false;
+    Record record;
+    std::ostringstream out;
+    fit_domain(ctx, outcomes, rates, record, out);
+    INFO(out.str());
+    CHECK(out.str().find("refinement points (farthest from their leaf's coverage): rows=4096 cols=4096 dtype=fp32") !=
+          std::string::npos);
+    CHECK(out.str().find("3 of the 3 variants have no time at every refinement point yet; the dispatch stays") !=
+          std::string::npos);
+    REQUIRE(record.domain);
+    CHECK(record.domain->refine_points == 0);
+    CHECK(record.domain->coverage_points == 4);
+    CHECK(record.domain->tree->leaf_count() == 1);
+  }
+  SECTION("with some of them, the dispatch stays the coverage's until all are timed") {
+    put(vec("8"), far, 3.0 * floor(far));
+    ctx.measure = false;
+    Record record;
+    std::ostringstream out;
+    fit_domain(ctx, outcomes, rates, record, out);
+    INFO(out.str());
+    CHECK(out.str().find("2 of the 3 variants have no time at every refinement point yet") != std::string::npos);
+    REQUIRE(record.domain);
+    CHECK(record.domain->refine_points == 0);
+    CHECK(record.domain->tree->leaf_count() == 1);
+  }
+  SECTION("with them, the dispatch is learned again over both") {
+    for (const auto& [v, f] : factor) put(vec(v), far, f.second * floor(far));
+    ctx.measure = true;
+    Record record;
+    std::ostringstream out;
+    fit_domain(ctx, outcomes, rates, record, out);
+    INFO(out.str());
+    CHECK(out.str().find("1 refinement points timed on 3 variants; dispatch learned again over 5 points") !=
+          std::string::npos);
+    REQUIRE(record.domain);
+    CHECK(record.domain->refine_points == 1);
+    CHECK(record.domain->coverage_points == 5);
+    CHECK(record.domain->tree->leaf_count() == 2);
+    CHECK(dispatched_variant(m, record, far) == "dtoy__VEC16");
+    CHECK(dispatched_variant(m, record, rc(64, 64)) == "dtoy__VEC8");
+    CHECK(record.domain->coverage_worst_regret == Approx(1.0));
+    // The record keeps the count through JSON.
+    const Record back = record_from_json(record_to_json(record), "record");
+    CHECK(back.domain->refine_points == 1);
+  }
+}
+
 TEST_CASE("a tree learned from the committed H200 softmax timings serves every problem within 5 %", "[tree]") {
   auto log = kiln::worklog::Worklog::open(kiln_test::committed_h200_worklog(),
                                           kiln::worklog::OpenMode::read_only);

@@ -35,6 +35,10 @@ inline constexpr std::uint64_t kMaxEvaluatedNodes = 50'000'000;
 // space may ask for, the most domain constraints, and the largest end of an int dim's range (sizes
 // are drawn in double precision, exact far beyond it).
 inline constexpr std::int64_t kMaxDomainPoints = 1024;
+// Refinement candidates drawn per refinement point (tuning.refine): the tuner picks each point as
+// the candidate farthest from its leaf's coverage points, so the pool has to be dense enough to
+// hold such a candidate in every leaf.
+inline constexpr std::int64_t kRefineCandidatesPerPoint = 16;
 inline constexpr std::size_t kMaxDomainConstraints = 64;
 inline constexpr std::int64_t kMaxDomainValue = std::int64_t{1} << 48;
 
@@ -102,6 +106,8 @@ struct Space {
   // Drawn from the domain by sample_domain (domain.hpp) when the space has one.
   std::vector<ProblemInstance> coverage;
   std::vector<ProblemInstance> held_out;
+  // Drawn with tuning.refine: kRefineCandidatesPerPoint points per refinement point, in neither set.
+  std::vector<ProblemInstance> refine_candidates;
   Tolerance tolerance = model::default_tolerance();
   Tuning tuning;
 };

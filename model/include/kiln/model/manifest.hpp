@@ -48,6 +48,8 @@ struct Manifest {
   // The problem domain's points (generator/README.md, "Problem domains"); both empty without one.
   std::vector<Problem> coverage;  // timed on the finalists; the learned dispatch is fitted to them
   std::vector<Problem> held_out;  // never tuned on: the dispatch is judged on them
+  // Points of the domain in neither set, where the tuner may add refinement points (tuning.refine).
+  std::vector<Problem> refine_candidates;
   std::vector<Bucket> buckets;
   Tolerance tolerance = default_tolerance();
   Tuning tuning;

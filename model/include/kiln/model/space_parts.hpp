@@ -97,9 +97,14 @@ struct Tuning {
   // 0 ("auto" in a space file): the tuner picks it by leave-one-out over the coverage points.
   std::int64_t min_leaf_points = 1;
   // How many coverage points every variant is timed on, besides the finalists' full coverage:
-  // those where the finalists' best is furthest above the floor. A variant faster there than every
-  // finalist beyond the tolerance becomes a finalist too. 0: none.
+  // those farthest from the listed problems and the probe points. A variant faster there than
+  // every finalist beyond the tolerance becomes a finalist too. 0: none.
   std::int64_t screen = 0;
+  // How many refinement points the tuner adds to the coverage after a first dispatch is learned:
+  // drawn from the manifest's refinement candidates, each the candidate farthest from every
+  // coverage point its leaf was fitted to (a leaf that stretches far past its points guesses
+  // there), timed on the finalists; the dispatch is then learned again. 0: none.
+  std::int64_t refine = 0;
   bool operator==(const Tuning&) const = default;
 };
 
