@@ -2,26 +2,8 @@
 // tests and the benchmark (the generator writes its own for the tuned library).
 #pragma once
 
-#define KILN_ATTENTION_CONFIG(NAME, D, BM, BN, W, S, QR, ST, PG, CL)                                              \
-  struct NAME {                                                                                            \
-    static constexpr int HEAD_DIM = D;                                                                     \
-    static constexpr int BLOCK_M = BM;                                                                     \
-    static constexpr int BLOCK_N = BN;                                                                     \
-    static constexpr int WARPS = W;                                                                        \
-    static constexpr int STAGES = S;                                                                       \
-    static constexpr int Q_REG_STEPS = QR;                                                                   \
-    static constexpr int SPLIT_TARGET = ST;                                                                \
-    static constexpr int PACK_GQA = PG;                                                                    \
-    static constexpr int CLUSTER = CL;                                                                     \
-    static constexpr const char* kiln_name = "attention_d" #D "__HEAD_DIM" #D "_BLOCK_M" #BM "_BLOCK_N" #BN \
-                                             "_WARPS" #W "_STAGES" #S "_Q_REG_STEPS" #QR "_SPLIT_TARGET" #ST \
-                                             "_PACK_GQA" #PG "_CLUSTER" #CL;                                             \
-  }
-
-// Any variant, with the knobs of the warpgroup-MMA path (WGMMA 1: attention_wgmma_kernel.cuh;
-// OVERLAP 1: its softmax overlapped with the previous tile's P·V; PRODUCER 1: a TMA producer
-// warpgroup feeds WARPS consumer warps; PINGPONG 1: its consumer warpgroups take turns issuing).
-#define KILN_ATTENTION_CONFIG_WG(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP)                                  \
+// Any variant with every knob, its name `NAME_SUFFIX` longer than the first nine knobs make it.
+#define KILN_ATTENTION_CONFIG_ALL(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, NAME_SUFFIX)              \
   struct NAME {                                                                                            \
     static constexpr int HEAD_DIM = D;                                                                     \
     static constexpr int BLOCK_M = BM;                                                                     \
@@ -38,9 +20,19 @@
     static constexpr int PINGPONG = PP;                                                                    \
     static constexpr const char* kiln_name = "attention_d" #D "__HEAD_DIM" #D "_BLOCK_M" #BM "_BLOCK_N" #BN \
                                              "_WARPS" #W "_STAGES" #S "_Q_REG_STEPS" #QR "_SPLIT_TARGET" #ST \
-                                             "_PACK_GQA" #PG "_CLUSTER" #CL "_WGMMA" #WG "_OVERLAP" #OV "_PRODUCER" #PR  \
-                                             "_PINGPONG" #PP;                                               \
+                                             "_PACK_GQA" #PG "_CLUSTER" #CL NAME_SUFFIX;                    \
   }
+
+// A variant of the mma.sync path, named as the spaces without the warpgroup-MMA knobs name it.
+#define KILN_ATTENTION_CONFIG(NAME, D, BM, BN, W, S, QR, ST, PG, CL) \
+  KILN_ATTENTION_CONFIG_ALL(NAME, D, BM, BN, W, S, QR, ST, PG, CL, 0, 0, 0, 0, "")
+
+// Any variant, with the knobs of the warpgroup-MMA path (WGMMA 1: attention_wgmma_kernel.cuh;
+// OVERLAP 1: its softmax overlapped with the previous tile's P·V; PRODUCER 1: a TMA producer
+// warpgroup feeds WARPS consumer warps; PINGPONG 1: its consumer warpgroups take turns issuing).
+#define KILN_ATTENTION_CONFIG_WG(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP) \
+  KILN_ATTENTION_CONFIG_ALL(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP,      \
+                            "_WGMMA" #WG "_OVERLAP" #OV "_PRODUCER" #PR "_PINGPONG" #PP)
 
 // A variant of the warpgroup-MMA path (no Q fragments in registers, no cluster).
 #define KILN_ATTENTION_WGMMA_CONFIG(NAME, D, BM, BN, W, S, ST, PG, OV, PR, PP) \

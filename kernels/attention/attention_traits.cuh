@@ -21,71 +21,36 @@ inline constexpr int kMaxSmemPerBlock = 232448;  // sm_90 opt-in limit; the spac
 inline constexpr int kDecodeMaxQueries = 16;
 inline constexpr int kMaxCluster = 16;        // largest CLUSTER (sm_90's non-portable cluster size)
 
-// PACK_GQA of a Config, 0 for a space without the knob (attention_d256 has not been tuned with it).
-template <class Config, class = void>
-struct PackGqaOf {
-  static constexpr int value = 0;
-};
-template <class Config>
-struct PackGqaOf<Config, std::void_t<decltype(Config::PACK_GQA)>> {
-  static constexpr int value = Config::PACK_GQA;
-};
+// A knob of a Config, or 0 for a space without it: KILN_ATTENTION_KNOB(Name, KNOB) declares
+// Name<Config>::value.
+#define KILN_ATTENTION_KNOB(Name, KNOB)                             \
+  template <class Config, class = void>                             \
+  struct Name {                                                     \
+    static constexpr int value = 0;                                 \
+  };                                                                \
+  template <class Config>                                           \
+  struct Name<Config, std::void_t<decltype(Config::KNOB)>> {        \
+    static constexpr int value = Config::KNOB;                      \
+  }
 
-// CLUSTER of a Config, 0 for a space without the knob (attention_d256 has not been tuned with it).
-template <class Config, class = void>
-struct ClusterOf {
-  static constexpr int value = 0;
-};
-template <class Config>
-struct ClusterOf<Config, std::void_t<decltype(Config::CLUSTER)>> {
-  static constexpr int value = Config::CLUSTER;
-};
-
-// WGMMA of a Config, 0 for a space without the knob: 1 runs the warpgroup-MMA kernel of
-// attention_wgmma_kernel.cuh (sm_90a), 0 the mma.sync kernel of attention_kernel.cuh.
-template <class Config, class = void>
-struct WgmmaOf {
-  static constexpr int value = 0;
-};
-template <class Config>
-struct WgmmaOf<Config, std::void_t<decltype(Config::WGMMA)>> {
-  static constexpr int value = Config::WGMMA;
-};
-
-// OVERLAP of a Config, 0 for a space without the knob: 1 overlaps, in the warpgroup-MMA kernel,
-// the softmax of key tile j with the P·V product of tile j - 1.
-template <class Config, class = void>
-struct OverlapOf {
-  static constexpr int value = 0;
-};
-template <class Config>
-struct OverlapOf<Config, std::void_t<decltype(Config::OVERLAP)>> {
-  static constexpr int value = Config::OVERLAP;
-};
-
-// PRODUCER of a Config, 0 for a space without the knob: 1 gives the warpgroup-MMA kernel a
-// producer warpgroup that loads the tiles with TMA (bulk tensor copies) and hands them over through
-// mbarriers, so the WARPS consumer warps never wait on each other.
-template <class Config, class = void>
-struct ProducerOf {
-  static constexpr int value = 0;
-};
-template <class Config>
-struct ProducerOf<Config, std::void_t<decltype(Config::PRODUCER)>> {
-  static constexpr int value = Config::PRODUCER;
-};
-
-// PINGPONG of a Config, 0 for a space without the knob: 1 makes the consumer warpgroups of a
-// PRODUCER variant take turns issuing their products (named barriers), so one warpgroup's softmax
-// runs while the others' products occupy the tensor cores.
-template <class Config, class = void>
-struct PingPongOf {
-  static constexpr int value = 0;
-};
-template <class Config>
-struct PingPongOf<Config, std::void_t<decltype(Config::PINGPONG)>> {
-  static constexpr int value = Config::PINGPONG;
-};
+// PACK_GQA and CLUSTER (attention_d256 has not been tuned with them).
+KILN_ATTENTION_KNOB(PackGqaOf, PACK_GQA);
+KILN_ATTENTION_KNOB(ClusterOf, CLUSTER);
+// WGMMA: 1 runs the warpgroup-MMA kernel of attention_wgmma_kernel.cuh (sm_90a), 0 the mma.sync
+// kernel of attention_kernel.cuh.
+KILN_ATTENTION_KNOB(WgmmaOf, WGMMA);
+// OVERLAP: 1 overlaps, in the warpgroup-MMA kernel, the softmax of key tile j with the P·V product
+// of tile j - 1.
+KILN_ATTENTION_KNOB(OverlapOf, OVERLAP);
+// PRODUCER: 1 gives the warpgroup-MMA kernel a producer warpgroup that loads the tiles with TMA
+// (bulk tensor copies) and hands them over through mbarriers, so the WARPS consumer warps never
+// wait on each other.
+KILN_ATTENTION_KNOB(ProducerOf, PRODUCER);
+// PINGPONG: 1 makes the consumer warpgroups of a PRODUCER variant take turns issuing their
+// products (named barriers), so one warpgroup's softmax runs while the others' products occupy
+// the tensor cores.
+KILN_ATTENTION_KNOB(PingPongOf, PINGPONG);
+#undef KILN_ATTENTION_KNOB
 
 // The N sizes of the wgmma wrappers in attention_wgmma_ptx.cuh (BLOCK_N of Q·Kᵀ, HEAD_DIM of P·V).
 constexpr bool wgmma_n_supported(int n) {
