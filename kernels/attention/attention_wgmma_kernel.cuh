@@ -7,13 +7,16 @@
 // runs on S in registers exactly as on mma.sync (the accumulator layout is the same per warp), and
 // O += P·V is a chain of wgmma with P from registers and V from shared memory read transposed by
 // the instruction. mma.sync peaks near 630 TFLOP/s on an H200, wgmma near 965: this path removes
-// that ceiling. K/V tiles stream through STAGES cp.async buffers as on the other path.
+// that ceiling. K/V tiles stream through STAGES buffers: copied by every thread with cp.async and
+// a block barrier per tile, or (PRODUCER) by a producer warpgroup with TMA, handed over through
+// mbarriers. OVERLAP runs a tile's softmax while the previous tile's P·V runs; PINGPONG makes the
+// consumer warpgroups take turns issuing their products.
 //
 // Shared-memory tiles: a tile of R rows of HEAD_DIM 16-bit elements is HEAD_DIM / 64 slabs of 64
 // columns; in a slab, row r is 128 contiguous bytes whose 16-byte chunk c sits at c XOR (r mod 8),
 // the 128-byte swizzle the hardware applies to absolute address bits 4-6 from bits 7-9 (so every
 // slab starts on a 1024-byte boundary). This is the canonical K-major layout for Q and K and the
-// MN-major one for V, so one copy routine fills all three.
+// MN-major one for V, so one copy routine (and one TMA box shape) fills all three.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
