@@ -238,6 +238,9 @@ int node_from_json(const nlohmann::ordered_json& j, DispatchTree& tree, std::siz
   const int index = static_cast<int>(tree.nodes.size());
   if (j.contains("variant")) {
     n.variant = j.at("variant").get<std::string>();
+    if (!j.at("points").is_number_unsigned()) {
+      throw std::runtime_error("dispatch tree leaf points: expected a count (a whole number >= 0), got " + j.at("points").dump());
+    }
     n.points = j.at("points").get<std::size_t>();
     n.worst_regret = j.at("worst_regret").get<double>();
     n.time_s = j.at("time_s").get<double>();

@@ -39,14 +39,23 @@ nlohmann::ordered_json domain_to_json(const RecordedDomain& d) {
   return j;
 }
 
+// A count a record carries: a whole number >= 0 (a negative one would wrap around as a size).
+std::size_t count_at(const nlohmann::ordered_json& j, const char* key, std::size_t missing) {
+  if (!j.contains(key)) return missing;
+  const auto& v = j.at(key);
+  if (!v.is_number_unsigned()) throw std::runtime_error(std::string(key) + ": expected a count (a whole number >= 0), got " + v.dump());
+  return v.get<std::size_t>();
+}
+
 RecordedDomain domain_from_json(const nlohmann::ordered_json& j) {
   RecordedDomain d;
   d.tolerance = j.at("regret_tolerance").get<double>();
   const auto& coverage = j.at("coverage");
-  d.coverage_points = coverage.at("points").get<std::size_t>();
+  if (!coverage.contains("points")) throw std::runtime_error("coverage: points missing");
+  d.coverage_points = count_at(coverage, "points", 0);
   d.coverage_worst_regret = coverage.at("worst_regret").get<double>();
   d.coverage_median_regret = coverage.at("median_regret").get<double>();
-  d.refine_points = coverage.value("refinement_points", std::size_t{0});
+  d.refine_points = count_at(coverage, "refinement_points", 0);
   if (j.contains("tree")) {
     d.tree = tree_from_json(j.at("tree"));
     d.tree->min_leaf_points = j.value("min_leaf_points", std::size_t{1});

@@ -51,3 +51,27 @@ TEST_CASE("a record's text cannot forge report lines or reach the terminal") {
   CHECK(md.find("<script>") == std::string::npos);
   CHECK_THAT(md, ContainsSubstring("2026-11-23 \\| forged \\|"));
 }
+
+TEST_CASE("a record's counts are whole numbers: a negative one is refused, not wrapped around") {
+  kiln_test::TempDir dir;
+  const std::string record = R"({"kiln_record": 1, "kernel": "k", "backend": "cpu", "space_hash": "0", "context_key": "c",
+    "device": {"preset": "cpu", "name": "n"}, "date": "2026-11-29", "strategy": "exhaustive", "rates": {},
+    "counts": {}, "buckets": [],
+    "domain": {"regret_tolerance": 1.05, "coverage": {"points": COVERAGE, "worst_regret": 1, "median_regret": 1
+      REFINE}, "finalists": [], "held_out": []}})";
+  auto with = [&](const std::string& coverage, const std::string& refine) {
+    std::string text = record;
+    text.replace(text.find("COVERAGE"), 8, coverage);
+    text.replace(text.find("REFINE"), 6, refine);
+    return text;
+  };
+  const auto good = write(dir, "good.json", with("8", ", \"refinement_points\": 2"));
+  CHECK(load_record(good).domain->refine_points == 2);
+  for (const auto& [coverage, refine] : {std::pair<std::string, std::string>{"-3", ""}, {"8", ", \"refinement_points\": -1"},
+                                        {"8", ", \"refinement_points\": 1.5"}}) {
+    const auto bad = write(dir, "bad.json", with(coverage, refine));
+    INFO(coverage << refine);
+    CHECK_THROWS_WITH(load_record(bad), ContainsSubstring("expected a count"));
+    CHECK_THROWS_WITH(load_record(bad), ContainsSubstring(bad.string()));
+  }
+}
