@@ -232,6 +232,33 @@ ordered_json to_json(const Manifest& m) {
   return j;
 }
 
+// Every problem of a set gives each dim of the problem section a value of its kind (an integer, or
+// a symbol of the dim's values) and nothing else: the tuner, the floors and the dispatch read them
+// by dim, and a problem of another shape would stop one of them half way.
+void check_problem_set(const Manifest& m, const std::vector<Problem>& set, const std::string& where) {
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    const Problem& p = set[i];
+    const std::string at = where + "[" + std::to_string(i) + "] (" + p.key() + "): ";
+    for (const auto& [name, value] : p.dims()) {
+      const bool known = std::any_of(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == name; });
+      if (!known) throw InputError(at + "'" + name + "' is not a dim of the problem section");
+    }
+    for (const Dim& d : m.dims) {
+      if (!p.has(d.name)) throw InputError(at + "no value for the dim '" + d.name + "'");
+      const auto& value = std::find_if(p.dims().begin(), p.dims().end(), [&](const auto& kv) { return kv.first == d.name; })->second;
+      if (d.symbolic) {
+        const auto* symbol = std::get_if<std::string>(&value);
+        if (symbol == nullptr) throw InputError(at + "'" + d.name + "' is a symbolic dim, got an integer");
+        if (!d.domain.empty() && std::find(d.domain.begin(), d.domain.end(), *symbol) == d.domain.end()) {
+          throw InputError(at + "'" + *symbol + "' is not a value of the dim '" + d.name + "'");
+        }
+      } else if (std::get_if<std::int64_t>(&value) == nullptr) {
+        throw InputError(at + "'" + d.name + "' is an int dim, got a symbol");
+      }
+    }
+  }
+}
+
 Manifest from_json(const ordered_json& j, const std::string& label, const std::filesystem::path& base_dir) {
   if (!j.is_object() || j.value("kiln_manifest", 0) != 1) {
     throw InputError(label + ": not a Kiln manifest (kiln_manifest: 1)");
@@ -246,6 +273,15 @@ Manifest from_json(const ordered_json& j, const std::string& label, const std::f
   } catch (const ExprError& e) {
     throw InputError(label + ": " + e.what());
   } catch (const kiln::Error& e) {  // a problem that is not an object of integers and symbols
+    throw InputError(label + ": " + e.what());
+  }
+  try {
+    check_problem_set(m, m.problems, "problems");
+    check_problem_set(m, m.checks, "checks");
+    check_problem_set(m, m.coverage, "coverage");
+    check_problem_set(m, m.held_out, "held_out");
+    check_problem_set(m, m.refine_candidates, "refine_candidates");
+  } catch (const InputError& e) {
     throw InputError(label + ": " + e.what());
   }
   if (!m.variant_index(m.default_variant)) {

@@ -636,6 +636,36 @@ TEST_CASE("refinement points join the coverage and the dispatch is learned again
   }
 }
 
+TEST_CASE("a manifest whose problems do not fit its dims is refused with the file, the set and the dim", "[domain]") {
+  kiln_test::TempDir dir;
+  domain_manifest(dir);
+  const auto file = dir / "out/manifest.json";
+  const nlohmann::ordered_json good = nlohmann::ordered_json::parse(kiln_test::read_file(file));
+  REQUIRE(good.at("coverage").size() > 0);
+  struct Case {
+    const char* set;
+    nlohmann::ordered_json problem;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"coverage", {{"rows", "many"}, {"cols", 8}, {"dtype", "fp32"}}, "'rows' is an int dim, got a symbol"},
+      {"held_out", {{"rows", 8}, {"cols", 8}}, "no value for the dim 'dtype'"},
+      {"problems", {{"rows", 8}, {"cols", 8}, {"dtype", 4}}, "'dtype' is a symbolic dim, got an integer"},
+      {"checks", {{"rows", 8}, {"cols", 8}, {"dtype", "fp64"}}, "'fp64' is not a value of the dim 'dtype'"},
+      {"refine_candidates", {{"rows", 8}, {"cols", 8}, {"dtype", "fp32"}, {"depth", 2}}, "'depth' is not a dim"},
+  };
+  for (const auto& c : cases) {
+    nlohmann::ordered_json bad = good;
+    bad[c.set] = nlohmann::ordered_json::array({c.problem});
+    const auto path = dir / (std::string(c.set) + ".json");
+    kiln_test::write_file(path, bad.dump());
+    INFO(c.set);
+    CHECK_THROWS_WITH(load_manifest(path), kiln_test::ContainsSubstring(path.string()) &&
+                                               kiln_test::ContainsSubstring(std::string(c.set) + "[0]") &&
+                                               kiln_test::ContainsSubstring(c.message));
+  }
+}
+
 TEST_CASE("a tree learned from the committed H200 softmax timings serves every problem within 5 %", "[tree]") {
   auto log = kiln::worklog::Worklog::open(kiln_test::committed_h200_worklog(),
                                           kiln::worklog::OpenMode::read_only);
