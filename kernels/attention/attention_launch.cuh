@@ -220,14 +220,18 @@ cudaError_t allow_cluster(Kernel kernel, int size, std::atomic<std::uint64_t>& d
   return status;
 }
 
+// `persistent_blocks`: the grid of a PERSISTENT variant (its blocks take the work items in turn);
+// other variants launch a block per item.
 template <class T, class Element, bool kCausal>
-cudaError_t launch_forward(const ForwardParams& p, cudaStream_t stream) {
+cudaError_t launch_forward(const ForwardParams& p, unsigned persistent_blocks, cudaStream_t stream) {
   static std::atomic<std::uint64_t> smem_ready{0}, cluster_ready{0};
   auto kernel = forward_kernel<T, Element, kCausal>();
   cudaError_t status = allow_smem(kernel, T::kSmemBytes, smem_ready);
   if (status != cudaSuccess) return status;
-  const dim3 grid(static_cast<unsigned>(p.m_blocks * p.splits), static_cast<unsigned>(p.packed ? p.heads_kv : p.heads_q),
-                  static_cast<unsigned>(p.batch));
+  const dim3 grid = T::kPersistent ? dim3(persistent_blocks, 1, 1)
+                                   : dim3(static_cast<unsigned>(p.m_blocks * p.splits),
+                                          static_cast<unsigned>(p.packed ? p.heads_kv : p.heads_q),
+                                          static_cast<unsigned>(p.batch));
   if (p.cluster) {
     status = allow_cluster(kernel, T::kCluster, cluster_ready);
     if (status != cudaSuccess) return status;
@@ -360,12 +364,20 @@ cudaError_t launch(ForwardParams p, AttentionDType dtype, bool causal, void* scr
     }
     if (status != cudaSuccess) return status;
   }
-  if (dtype == AttentionDType::bf16) {
-    return causal ? detail::launch_forward<T, __nv_bfloat16, true>(p, stream)
-                  : detail::launch_forward<T, __nv_bfloat16, false>(p, stream);
+  // PERSISTENT: one wave of blocks (as many as fit on every SM), never more than the work items.
+  unsigned persistent_blocks = 0;
+  if constexpr (T::kPersistent) {
+    const std::int64_t items = static_cast<std::int64_t>(p.m_blocks) * p.splits * heads * p.batch;
+    const std::int64_t wave = static_cast<std::int64_t>(std::max(1, resident_blocks_per_sm<Config>())) *
+                              std::max(1, sm_count);
+    persistent_blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(items, wave)));
   }
-  return causal ? detail::launch_forward<T, __half, true>(p, stream)
-                : detail::launch_forward<T, __half, false>(p, stream);
+  if (dtype == AttentionDType::bf16) {
+    return causal ? detail::launch_forward<T, __nv_bfloat16, true>(p, persistent_blocks, stream)
+                  : detail::launch_forward<T, __nv_bfloat16, false>(p, persistent_blocks, stream);
+  }
+  return causal ? detail::launch_forward<T, __half, true>(p, persistent_blocks, stream)
+                : detail::launch_forward<T, __half, false>(p, persistent_blocks, stream);
 }
 
 }  // namespace kiln::attention

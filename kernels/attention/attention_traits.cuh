@@ -50,6 +50,10 @@ KILN_ATTENTION_KNOB(ProducerOf, PRODUCER);
 // products (named barriers), so one warpgroup's softmax runs while the others' products occupy
 // the tensor cores.
 KILN_ATTENTION_KNOB(PingPongOf, PINGPONG);
+// PERSISTENT: 1 launches a PRODUCER variant's blocks once per SM, each taking work items (query
+// blocks) in turn, so the next item's tiles load while the current one's output is written, and
+// causal items are balanced between the blocks (longest first).
+KILN_ATTENTION_KNOB(PersistentOf, PERSISTENT);
 #undef KILN_ATTENTION_KNOB
 
 // The N sizes of the wgmma wrappers in attention_wgmma_ptx.cuh (BLOCK_N of Q·Kᵀ, HEAD_DIM of P·V).
@@ -81,6 +85,7 @@ struct Traits {
   static constexpr bool kOverlap = OverlapOf<Config>::value != 0;
   static constexpr bool kProducer = ProducerOf<Config>::value != 0;
   static constexpr bool kPingPong = PingPongOf<Config>::value != 0;
+  static constexpr bool kPersistent = PersistentOf<Config>::value != 0;
 
   // Derived.
   static constexpr int kConsumerThreads = kWarps * 32;   // the warps that compute
@@ -98,15 +103,20 @@ struct Traits {
   static constexpr int kTileBytes = 2 * (kQElems + kStages * kStageElems);
   // The wgmma path's tiles start on a 1024-byte boundary inside the dynamic shared memory.
   static constexpr int kAlignBytes = kWgmma ? 1024 : 0;
-  // PRODUCER: the mbarriers after the tiles (Q, and full and empty per stage for K and V).
-  static constexpr int kBarrierBytes = kProducer ? 8 * (1 + 4 * kStages) : 0;
+  // PRODUCER: the mbarriers after the tiles (Q, and full and empty per stage for K and V; Q empty
+  // when PERSISTENT).
+  static constexpr int kBarrierBytes = kProducer ? 8 * (1 + 4 * kStages + (kPersistent ? 1 : 0)) : 0;
+  // PERSISTENT: the epilogue's output tile is a tile of its own where it fits (the producer loads
+  // the next item's Q while the output is written), else it lies over Q (Q is loaded after).
+  static constexpr bool kOwnOut = kPersistent && kTileBytes + kAlignBytes + kBarrierBytes + 2 * kQElems <= kMaxSmemPerBlock;
+  static constexpr int kOutBytes = kOwnOut ? 2 * kQElems : 0;
   // The cluster combine reuses the tiles' shared memory for the block's partial output: fp32 rows
   // padded by 8 floats (the fragment stores of one quad row land in different banks), then the
   // rows' log-sum-exps.
   static constexpr int kPartialStride = kHeadDim + 8;
   static constexpr int kPartialBytes = kCluster > 0 ? 4 * kBlockM * (kPartialStride + 1) : 0;
-  static constexpr int kSmemBytes =
-      kTileBytes + kAlignBytes + kBarrierBytes > kPartialBytes ? kTileBytes + kAlignBytes + kBarrierBytes : kPartialBytes;
+  static constexpr int kOwnBytes = kTileBytes + kOutBytes + kAlignBytes + kBarrierBytes;
+  static constexpr int kSmemBytes = kOwnBytes > kPartialBytes ? kOwnBytes : kPartialBytes;
   // fp32 accumulators a thread keeps live through the main loop (O, S and, optionally, Q).
   static constexpr int kAccRegs = kMTiles * 4 * (kDTiles + kNTiles + kQRegSteps);
 
@@ -141,6 +151,8 @@ struct Traits {
   static_assert(PingPongOf<Config>::value == 0 || PingPongOf<Config>::value == 1, "PINGPONG is 0 or 1");
   static_assert(!kPingPong || (kProducer && kWarps >= 8),
                 "PINGPONG: turns between two or more consumer warpgroups of a PRODUCER variant");
+  static_assert(PersistentOf<Config>::value == 0 || PersistentOf<Config>::value == 1, "PERSISTENT is 0 or 1");
+  static_assert(!kPersistent || kProducer, "PERSISTENT: the producer warpgroup loads the next work item's tiles");
   static_assert(!kWgmma || (kQRegSteps == 0 && kCluster == 0),
                 "WGMMA: Q is read from shared memory by the instruction, and splits merge through scratch");
 };

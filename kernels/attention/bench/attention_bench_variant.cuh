@@ -8,9 +8,9 @@
 #include "attention_config.hpp"
 #include "attention_launch.cuh"
 
-#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP)                                              \
+#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS)                                              \
   namespace kiln_bench_##NAME {                                                                            \
-  KILN_ATTENTION_CONFIG_WG(Config, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP);                                            \
+  KILN_ATTENTION_CONFIG_WG(Config, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS);                                            \
   }                                                                                                        \
   cudaError_t kiln_bench_launch_##NAME(const kiln::attention::ForwardParams& p,                            \
                                        kiln::AttentionDType dtype, bool causal, void* scratch,             \
