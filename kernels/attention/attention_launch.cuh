@@ -364,10 +364,12 @@ cudaError_t launch(ForwardParams p, AttentionDType dtype, bool causal, void* scr
     }
     if (status != cudaSuccess) return status;
   }
-  // PERSISTENT: one wave of blocks (as many as fit on every SM), never more than the work items.
+  // PERSISTENT: one wave of blocks (as many as fit on every SM), never more than the units of work
+  // (query blocks; with a causal mask, pairs of them: attention_wgmma_kernel.cuh, next_tile()).
   unsigned persistent_blocks = 0;
   if constexpr (T::kPersistent) {
-    const std::int64_t items = static_cast<std::int64_t>(p.m_blocks) * p.splits * heads * p.batch;
+    const int per_split = causal ? (p.m_blocks + 1) / 2 : p.m_blocks;
+    const std::int64_t items = static_cast<std::int64_t>(per_split) * p.splits * heads * p.batch;
     const std::int64_t wave = static_cast<std::int64_t>(std::max(1, resident_blocks_per_sm<Config>())) *
                               std::max(1, sm_count);
     persistent_blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(items, wave)));

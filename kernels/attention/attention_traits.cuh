@@ -51,8 +51,8 @@ KILN_ATTENTION_KNOB(ProducerOf, PRODUCER);
 // the tensor cores.
 KILN_ATTENTION_KNOB(PingPongOf, PINGPONG);
 // PERSISTENT: 1 launches a PRODUCER variant's blocks once per SM, each taking work items (query
-// blocks) in turn, so the next item's tiles load while the current one's output is written, and
-// causal items are balanced between the blocks (longest first).
+// blocks; causal ones in pairs of equal total work) in turn, so the next item's tiles load while
+// the current one's output is written.
 KILN_ATTENTION_KNOB(PersistentOf, PERSISTENT);
 #undef KILN_ATTENTION_KNOB
 

@@ -1,8 +1,9 @@
 // The warpgroup-MMA path (WGMMA = 1, sm_90a): head dims 64, 128 and 256, one and two warpgroups,
 // tiles of 64 to 128 keys, two and three stages, key splits through scratch and packed grouped-query
 // heads, the softmax overlapped with P·V or not, tiles copied by every thread or by a TMA producer
-// warpgroup, consumer warpgroups taking turns or not, a block per work item or one wave of persistent blocks, against the references on every case of variant_cases(). Skips (exit 77) on a device
-// without wgmma (compute capability other than 9.0) as without a device.
+// warpgroup, consumer warpgroups taking turns or not, a block per work item or one wave of
+// persistent blocks, against the references on every case of variant_cases(). Skips (exit 77) on a
+// device without wgmma (compute capability other than 9.0) as without a device.
 #include "attention_config.hpp"
 #include "attention_test_support.cuh"
 
@@ -45,6 +46,19 @@ void run_suite(attention_test::Tally& tally, bool quick) {
   for (const auto& c : cases) (attention_test::run_case<kHeadDim, Configs>(c, tally, quick ? 1 : 2), ...);
 }
 
+// PERSISTENT variants on problems of more work units than an H200 has SMs (132), so that every
+// block takes several (causal: several pairs of query blocks), the stage ring and Q's barriers
+// running on across them.
+template <int kHeadDim, class... Configs>
+void run_many_units(attention_test::Tally& tally) {
+  const std::vector<attention_test::Case> cases = {
+      {4, 16, 4, 1024, 1024, "bf16", "causal", "bshd"},
+      {2, 32, 32, 1000, 1000, "fp16", "full", "bhsd"},
+      {3, 16, 16, 1100, 1337, "bf16", "causal", "bhsd"},
+  };
+  for (const auto& c : cases) (attention_test::run_case<kHeadDim, Configs>(c, tally, 1), ...);
+}
+
 int main() {
   attention_test::require_device_or_skip();
   int device = 0, major = 0, minor = 0;
@@ -60,5 +74,10 @@ int main() {
   run_suite<64, D64OneGroup, D64TwoGroups, D64Overlap, D64Producer, D64PingPong, D64Persistent>(tally, quick);
   run_suite<128, D128TwoGroups, D128Packed, D128WideKeys, D128Overlap, D128OverlapPacked, D128Producer, D128ProducerOverlapPacked, D128ProducerOverlap, D128PingPong, D128PingPongSerial, D128Persistent, D128PersistentSerialPacked, D128PersistentOneGroup>(tally, quick);
   run_suite<256, D256OneGroup, D256TwoGroups, D256Overlap, D256Producer, D256PingPong, D256Persistent>(tally, quick);
+  if (!quick) {
+    run_many_units<64, D64Persistent>(tally);
+    run_many_units<128, D128Persistent, D128PersistentSerialPacked, D128PersistentOneGroup>(tally);
+    run_many_units<256, D256Persistent>(tally);
+  }
   return tally.finish();
 }
