@@ -6,8 +6,13 @@ function(kiln_run)
   endif()
   string(JOIN " " shown ${ARG_COMMAND})
   message(STATUS "$ ${shown}")
+  string(TIMESTAMP started "%s" UTC)
   execute_process(COMMAND ${ARG_COMMAND} WORKING_DIRECTORY "${ARG_WORKING_DIRECTORY}"
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  # Each step's wall time (whole seconds), so a test's log shows where its time goes.
+  string(TIMESTAMP ended "%s" UTC)
+  math(EXPR took "${ended} - ${started}")
+  message(STATUS "  (${took} s)")
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "failed (${rc}): ${shown}\n${out}")
   endif()
