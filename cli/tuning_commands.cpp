@@ -77,8 +77,8 @@ CLI::Validator stop_ratio_value() {
       "RATIO");
 }
 
-std::string strategy_help() {
-  std::string help = "search strategy:";
+std::string strategy_help(const std::string& head = "search strategy:") {
+  std::string help = head;
   for (const auto& [name, s] : tuner::strategies()) {
     help += "\n  " + name + ": " + s.description;
     for (const auto& o : s.options) help += "\n    option " + o.name + ": " + o.description;
@@ -164,7 +164,9 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--flags-file", *flags, "file describing compiler and flags")->check(CLI::ExistingFile);
   auto strategy_assignments = std::make_shared<std::vector<std::string>>();
   auto budget = std::make_shared<std::string>();
-  tune->add_option("--strategy", t->strategy, strategy_help())->check(CLI::IsMember(tuner::strategy_names()));
+  auto* strategy_opt = tune->add_option("--strategy", t->strategy,
+                                        strategy_help("search strategy (default: the space's tuning.search, else exhaustive):"))
+                           ->check(CLI::IsMember(tuner::strategy_names()));
   tune->add_option("--strategy-option", *strategy_assignments, "key=value, an option of the strategy (repeatable)");
   tune->add_option("--budget", *budget,
                    "shorthand for --strategy-option budget=N: a count, or a fraction of the space such as 0.15 (0: the "
@@ -288,6 +290,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
     }
     t->sanitize = !*no_sanitize;
     t->strategy_options = strategy_options(*strategy_assignments, *budget);
+    t->strategy_given = strategy_opt->count() > 0;
     tuner::tune(*t, std::cout, std::cerr);
   });
 

@@ -186,7 +186,14 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
 
   t->seed = o.seed != 0 ? o.seed : static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   t->space = SearchSpace::from(m);
-  t->searcher = make_searcher(o.strategy, t->space, o.strategy_options, t->seed);
+  // The space's own search unless the command line named one; a budget given there still applies.
+  std::string strategy = o.strategy;
+  StrategyOptions options = o.strategy_options;
+  if (!o.strategy_given && !o.shard && !m.tuning.search.empty()) {
+    strategy = m.tuning.search;
+    if (!m.tuning.budget.empty() && options.values().count("budget") == 0) options.set("budget", m.tuning.budget);
+  }
+  t->searcher = make_searcher(strategy, t->space, options, t->seed);
   if (o.shard) t->searcher = shard_searcher(std::move(t->searcher), m, *o.shard);
 
   worklog::Session session;

@@ -30,6 +30,9 @@ struct TuneOptions {
   std::vector<std::filesystem::path> sources;        // kernel sources: their content keys the cache
   std::optional<std::filesystem::path> flags_file;   // compiler and flags: their content keys the cache
   std::string strategy = "exhaustive";  // a registered search strategy (search.hpp)
+  // false: `strategy` is the default, and the space's own search (tuning.search and its budget)
+  // takes its place, except in a shard, which measures its share exhaustively.
+  bool strategy_given = false;
   StrategyOptions strategy_options;     // checked against the strategy's options
   std::uint64_t seed = 0;      // 0: drawn from the clock, and written to the session
   int repetitions = 7;

@@ -198,7 +198,9 @@ std::int64_t domain_point_count(const JsonNode& node) {
 
 Tuning load_tuning(const JsonNode& node) {
   node.require_object(
-      {"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance", "min_leaf_points", "screen", "refine"}, {});
+      {"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance", "min_leaf_points", "screen", "refine",
+       "search", "budget"},
+      {});
   Tuning t;
   if (node.has("max_variants")) t.max_variants = node["max_variants"].positive_integer();
   if (node.has("timeout_s")) t.timeout_s = node["timeout_s"].positive_integer();
@@ -224,6 +226,30 @@ Tuning load_tuning(const JsonNode& node) {
       node["refine"].fail("cannot add more refinement points than the coverage set has (" + std::to_string(t.coverage) +
                           "), got " + std::to_string(t.refine));
     }
+  }
+  if (node.has("search")) {
+    const JsonNode n = node["search"];
+    t.search = n.string();
+    const bool known = std::any_of(std::begin(model::kSearchStrategies), std::end(model::kSearchStrategies),
+                                   [&](const char* name) { return t.search == name; });
+    if (!known) {
+      std::string names;
+      for (const char* name : model::kSearchStrategies) names += (names.empty() ? "" : ", ") + std::string(name);
+      n.fail("unknown search strategy " + describe_json(n.json()) + " (strategies: " + names + ")");
+    }
+  }
+  if (node.has("budget")) {
+    const JsonNode n = node["budget"];
+    if (t.search.empty() || t.search == "exhaustive") {
+      n.fail("a budget needs a budgeted search: tuning.search anneal, random, genetic or forest");
+    }
+    const double value = n.positive_number();
+    const bool count = n.json().is_number_integer();
+    if (!count && value >= 1) {
+      n.fail("expected a count of variants (an integer) or a fraction of the space below 1 (0.15), got " +
+             describe_json(n.json()));
+    }
+    t.budget = n.json().dump();
   }
   if (node.has("min_leaf_points")) {
     const JsonNode n = node["min_leaf_points"];

@@ -139,6 +139,8 @@ ordered_json tuning_json(const Manifest& m) {
     if (m.tuning.screen != 0) t["screen"] = m.tuning.screen;
     if (m.tuning.refine != 0) t["refine"] = m.tuning.refine;
   }
+  if (!m.tuning.search.empty()) t["search"] = m.tuning.search;
+  if (!m.tuning.budget.empty()) t["budget"] = ordered_json::parse(m.tuning.budget);
   return t;
 }
 
@@ -152,6 +154,19 @@ Tuning tuning_from_json(const ordered_json& j) {
   t.min_leaf_points = j.value("min_leaf_points", t.min_leaf_points);
   t.screen = j.value("screen", t.screen);
   t.refine = j.value("refine", t.refine);
+  if (j.contains("search")) {
+    t.search = j.at("search").get<std::string>();
+    const bool known = std::any_of(std::begin(kSearchStrategies), std::end(kSearchStrategies),
+                                   [&](const char* name) { return t.search == name; });
+    if (!known) throw InputError("tuning.search: unknown search strategy '" + t.search + "'");
+  }
+  if (j.contains("budget")) {
+    const ordered_json& b = j.at("budget");
+    if (!b.is_number() || !(b.get<double>() > 0) || (!b.is_number_integer() && b.get<double>() >= 1)) {
+      throw InputError("tuning.budget: expected a count of variants or a fraction of the space below 1, got " + b.dump());
+    }
+    t.budget = b.dump();
+  }
   return t;
 }
 

@@ -9,6 +9,7 @@
 #include "gen_test_support.hpp"
 #include "kiln/gen/space.hpp"
 #include "kiln/hash.hpp"
+#include "kiln/model/manifest.hpp"
 #include "kiln_catch.hpp"
 
 using namespace gen_test;
@@ -250,4 +251,41 @@ TEST_CASE("the JSON Schema of space files names what the generator reads", "[spa
     CHECK_THAT(generator_error([&] { load_space(path, load_device(device("cpu"))); }),
                kiln_test::ContainsSubstring("/" + key.get<std::string>() + ": required key is missing"));
   }
+}
+
+TEST_CASE("a space's own search and budget reach the manifest as written, and read back", "[space]") {
+  kiln_test::TempDir tmp("kiln-gen-search");
+  ordered_json space = read_json(good_space("toy_cpu.space.json"));
+  space["tuning"] = {{"search", "forest"}, {"budget", 0.15}};
+  const fs::path path = write_json(tmp / "search.space.json", space);
+  REQUIRE(run_generate(path, device("cpu"), tmp / "out").rc == 0);
+  const ordered_json m = read_json(tmp / "out/manifest.json");
+  CHECK(m.at("tuning").at("search") == "forest");
+  CHECK(m.at("tuning").at("budget") == 0.15);
+  const kiln::model::Manifest read = kiln::model::load_manifest(tmp / "out/manifest.json");
+  CHECK(read.tuning.search == "forest");
+  CHECK(read.tuning.budget == "0.15");
+
+  space["tuning"] = {{"search", "random"}, {"budget", 40}};
+  write_json(path, space);
+  REQUIRE(run_generate(path, device("cpu"), tmp / "count").rc == 0);
+  CHECK(kiln::model::load_manifest(tmp / "count/manifest.json").tuning.budget == "40");
+
+  // Without them the manifest's tuning is as before: no search, no budget.
+  REQUIRE(run_generate(good_space("toy_cpu.space.json"), device("cpu"), tmp / "plain").rc == 0);
+  const ordered_json plain = read_json(tmp / "plain/manifest.json");
+  CHECK_FALSE(plain.at("tuning").contains("search"));
+  CHECK_FALSE(plain.at("tuning").contains("budget"));
+
+  // A manifest naming a search the tuner does not have is refused with the field.
+  ordered_json hostile = m;
+  hostile["tuning"]["search"] = "bayes";
+  write_json(tmp / "out/manifest.json", hostile);
+  CHECK_THAT(generator_error([&] { kiln::model::load_manifest(tmp / "out/manifest.json"); }),
+             kiln_test::ContainsSubstring("tuning.search: unknown search strategy 'bayes'"));
+  hostile["tuning"]["search"] = "forest";
+  hostile["tuning"]["budget"] = 2.5;
+  write_json(tmp / "out/manifest.json", hostile);
+  CHECK_THAT(generator_error([&] { kiln::model::load_manifest(tmp / "out/manifest.json"); }),
+             kiln_test::ContainsSubstring("tuning.budget: expected a count of variants or a fraction"));
 }

@@ -4,7 +4,8 @@ cmake_minimum_required(VERSION 3.25)
 #  0. the build is interrupted (SIGINT to its process group, as Ctrl-C sends) while the tune step
 #     compiles: kiln tune stops (exit 130) and the compilers it kills leave no compile failure, so
 #     step 1, in the same build directory and worklog, builds and passes every variant;
-#  1. tuned by the build with a random search of 5 % of the space, the tune step compiles at most
+#  1. tuned by the build with the space's own search (tuning.search random, tuning.budget 0.05:
+#     no KILN_SEARCH or KILN_BUDGET given), 5 % of the space, the tune step compiles at most
 #     7.5 % of the variants (it compiles what the search proposes, in one parallel batch), and a
 #     record comes out;
 #  2. a fresh build directory tuning from the same worklog compiles no variant and measures none.
@@ -24,7 +25,7 @@ endfunction()
 # re-measurement: these runs test what is compiled, not which of the ties wins.
 file(WRITE "${WORK}/init.cmake" "set(KILN_TUNE_ARGS \"--seed=7;--quiet-wait=0;--interleave-rounds=0\" CACHE STRING \"\")\n")
 set(common -G Ninja -C "${WORK}/init.cmake" "-DCMAKE_PREFIX_PATH=${prefix}" -DKILN_TUNE=ON -DKILN_TUNE_BACKENDS=cpu
-    -DKILN_SEARCH=random -DKILN_BUDGET=0.05 -DKILN_REPETITIONS=3 "-DKILN_WORKLOG=${WORK}/worklog.sqlite"
+    -DKILN_REPETITIONS=3 "-DKILN_WORKLOG=${WORK}/worklog.sqlite"
     "-DKILN_RECORDS_DIR=${WORK}/records")
 # 0. Interrupted while compiling. The build runs in its own session; once a compiler of the tune
 # step runs, the whole process group gets SIGINT (ninja passes it on to the tune step's group).
@@ -77,6 +78,11 @@ kiln_expect("${out}" "sum_squares: compiled ${compiled} variants in" "one parall
 kiln_expect("${out}" "sum_squares on [^\n]*: 50 evaluated, 50 passed" "the budget's tally")
 if(NOT EXISTS "${WORK}/first/kiln/sum_squares/sum_squares.record.json")
   message(FATAL_ERROR "no record after tuning:\n${out}")
+endif()
+file(READ "${WORK}/first/kiln/sum_squares/sum_squares.record.json" record)
+string(JSON strategy GET "${record}" strategy)
+if(NOT strategy STREQUAL "random")
+  message(FATAL_ERROR "the space says tuning.search random, the record says ${strategy}")
 endif()
 math(EXPR took "${t1} - ${t0}")
 message(STATUS "compile on demand: ${compiled} of ${variants} variants compiled, build and tune in ${took} s")

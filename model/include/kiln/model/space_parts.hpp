@@ -105,8 +105,18 @@ struct Tuning {
   // coverage point its leaf was fitted to (a leaf that stretches far past its points guesses
   // there), timed on the finalists; the dispatch is then learned again. 0: none.
   std::int64_t refine = 0;
+  // The search the tuner runs on this space unless its command line names one (a large space's
+  // author says "forest" with a budget where measuring every variant would cost hours): a strategy
+  // of kSearchStrategies, and its budget as written ("40": variants; "0.15": a fraction of the
+  // feasible ones). Empty: exhaustive; the strategy's own default budget.
+  std::string search;
+  std::string budget;
   bool operator==(const Tuning&) const = default;
 };
+
+// The tuner's search strategies (its registry, autotune/tuner/search.hpp, holds these names: a
+// test keeps the two lists equal), those a space's tuning.search may name.
+inline constexpr const char* kSearchStrategies[] = {"exhaustive", "anneal", "random", "genetic", "forest"};
 
 // One feasible combination of parameter values.
 struct Variant {
