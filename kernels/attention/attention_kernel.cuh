@@ -91,6 +91,30 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
+// Where row `row` of a query block starting at row0 goes, for both forward kernels: its row of
+// the log-sum-exp and of the split scratch ((batch · heads_q + head) · seq_q + query), and its
+// output row. A packed block's rows are (query, head) pairs of key/value head head_kv's group.
+template <class Element>
+struct OutputRows {
+  const ForwardParams& p;
+  bool packed;
+  int batch, head, head_kv, row0;
+
+  __device__ __forceinline__ std::int64_t index(int row) const {
+    if (!packed) return (static_cast<std::int64_t>(batch) * p.heads_q + head) * p.seq_q + row0 + row;
+    const int query = (row0 + row) / p.group;
+    const int head_q = head_kv * p.group + (row0 + row - query * p.group);
+    return (static_cast<std::int64_t>(batch) * p.heads_q + head_q) * p.seq_q + query;
+  }
+  __device__ __forceinline__ Element* output(int row) const {
+    Element* const o_batch = static_cast<Element*>(p.o) + batch * p.o_batch_stride;
+    if (!packed) return o_batch + head * p.o_head_stride + (row0 + row) * p.o_seq_stride;
+    const int query = (row0 + row) / p.group;
+    const int head_q = head_kv * p.group + (row0 + row - query * p.group);
+    return o_batch + head_q * p.o_head_stride + query * p.o_seq_stride;
+  }
+};
+
 }  // namespace detail
 
 template <class T, class Element, bool kCausal>
@@ -369,21 +393,7 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
   }
 
   const std::int64_t rows_total = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seq_q;
-  const std::int64_t row_base = (static_cast<std::int64_t>(batch) * p.heads_q + head) * p.seq_q + row0;
-  // Row `row` of the block as a row of the log-sum-exp and the split scratch, and its output.
-  auto out_row = [&](int row) -> std::int64_t {
-    if (!packed) return row_base + row;
-    const int query = (row0 + row) / p.group;
-    const int head_q = head_kv * p.group + (row0 + row - query * p.group);
-    return (static_cast<std::int64_t>(batch) * p.heads_q + head_q) * p.seq_q + query;
-  };
-  auto out_ptr = [&](int row) -> Element* {
-    Element* const o_batch = static_cast<Element*>(p.o) + batch * p.o_batch_stride;
-    if (!packed) return o_batch + head * p.o_head_stride + (row0 + row) * p.o_seq_stride;
-    const int query = (row0 + row) / p.group;
-    const int head_q = head_kv * p.group + (row0 + row - query * p.group);
-    return o_batch + head_q * p.o_head_stride + query * p.o_seq_stride;
-  };
+  const detail::OutputRows<Element> rows{p, packed, batch, head, head_kv, row0};
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if constexpr (T::kCluster > 0) {
@@ -442,8 +452,8 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
         uint2 out;
         out.x = ptx::pack2<Element>(acc.x * inv, acc.y * inv);
         out.y = ptx::pack2<Element>(acc.z * inv, acc.w * inv);
-        *reinterpret_cast<uint2*>(out_ptr(row) + col) = out;
-        if (p.lse != nullptr && col == 0) p.lse[out_row(row)] = weight_sum > 0.f ? m + logf(weight_sum) : detail::kNegInf;
+        *reinterpret_cast<uint2*>(rows.output(row) + col) = out;
+        if (p.lse != nullptr && col == 0) p.lse[rows.index(row)] = weight_sum > 0.f ? m + logf(weight_sum) : detail::kNegInf;
       }
       cluster.sync();  // no block exits, freeing its shared memory, while another still reads it
       return;
@@ -465,9 +475,9 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
 #pragma unroll
           for (int dt = 0; dt < T::kDTiles; ++dt) {
             const float2 val = make_float2(acc_o[mt][dt][2 * h] * inv_sum[mt][h], acc_o[mt][dt][2 * h + 1] * inv_sum[mt][h]);
-            *reinterpret_cast<float2*>(o_part + out_row(row) * D + dt * 8 + 2 * t) = val;
+            *reinterpret_cast<float2*>(o_part + rows.index(row) * D + dt * 8 + 2 * t) = val;
           }
-          if (t == 0) lse_part[out_row(row)] = lse[mt][h];
+          if (t == 0) lse_part[rows.index(row)] = lse[mt][h];
         }
       }
     }
@@ -487,7 +497,7 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
             ptx::pack2<Element>(acc_o[mt][dt][2 * h] * inv_sum[mt][h], acc_o[mt][dt][2 * h + 1] * inv_sum[mt][h]);
         *reinterpret_cast<std::uint32_t*>(sQ + swizzle<D>(row, dt) + 2 * t) = packed;
       }
-      if (p.lse != nullptr && t == 0 && row < rows_valid) p.lse[out_row(row)] = lse[mt][h];
+      if (p.lse != nullptr && t == 0 && row < rows_valid) p.lse[rows.index(row)] = lse[mt][h];
     }
   }
   __syncwarp();
@@ -498,7 +508,7 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
     const int row = warp_row0 + c / T::kChunksPerRow;
     const int chunk = c % T::kChunksPerRow;
     if (row < rows_valid) {
-      *reinterpret_cast<uint4*>(out_ptr(row) + chunk * 8) =
+      *reinterpret_cast<uint4*>(rows.output(row) + chunk * 8) =
           *reinterpret_cast<const uint4*>(sQ + swizzle<D>(row, chunk));
     }
   }

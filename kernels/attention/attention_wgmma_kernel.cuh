@@ -709,20 +709,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const _
       }
 
       const std::int64_t rows_total = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seq_q;
-      const std::int64_t row_base = (static_cast<std::int64_t>(batch) * p.heads_q + head) * p.seq_q + row0;
-      auto out_row = [&](int row) -> std::int64_t {
-        if (!packed) return row_base + row;
-        const int query = (row0 + row) / p.group;
-        const int head_q = head_kv * p.group + (row0 + row - query * p.group);
-        return (static_cast<std::int64_t>(batch) * p.heads_q + head_q) * p.seq_q + query;
-      };
-      auto out_ptr = [&](int row) -> Element* {
-        Element* const o_batch = static_cast<Element*>(p.o) + batch * p.o_batch_stride;
-        if (!packed) return o_batch + head * p.o_head_stride + (row0 + row) * p.o_seq_stride;
-        const int query = (row0 + row) / p.group;
-        const int head_q = head_kv * p.group + (row0 + row - query * p.group);
-        return o_batch + head_q * p.o_head_stride + query * p.o_seq_stride;
-      };
+      const detail::OutputRows<Element> rows{p, packed, batch, head, head_kv, row0};
 
       if (n_tiles == 0) {
         // No key reaches these rows: zeros and a log-sum-exp of -inf, stored without the output
@@ -735,17 +722,17 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const _
           const int chunk = c % T::kChunksPerRow;
           if (row < rows_valid) {
             if (p.splits > 1) {
-              float4* const part = reinterpret_cast<float4*>(p.o_partial + split * rows_total * D + out_row(row) * D);
+              float4* const part = reinterpret_cast<float4*>(p.o_partial + split * rows_total * D + rows.index(row) * D);
               part[2 * chunk] = make_float4(0.f, 0.f, 0.f, 0.f);
               part[2 * chunk + 1] = make_float4(0.f, 0.f, 0.f, 0.f);
             } else {
-              *reinterpret_cast<uint4*>(out_ptr(row) + chunk * 8) = make_uint4(0u, 0u, 0u, 0u);
+              *reinterpret_cast<uint4*>(rows.output(row) + chunk * 8) = make_uint4(0u, 0u, 0u, 0u);
             }
             if (chunk == 0) {
               if (p.splits > 1) {
-                p.lse_partial[split * rows_total + out_row(row)] = detail::kNegInf;
+                p.lse_partial[split * rows_total + rows.index(row)] = detail::kNegInf;
               } else if (p.lse != nullptr) {
-                p.lse[out_row(row)] = detail::kNegInf;
+                p.lse[rows.index(row)] = detail::kNegInf;
               }
             }
           }
@@ -761,9 +748,9 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const _
             for (int i = 0; i < D / 8; ++i) {
               const float2 val =
                   make_float2(acc_o[4 * i + 2 * h] * inv_sum[h], acc_o[4 * i + 2 * h + 1] * inv_sum[h]);
-              *reinterpret_cast<float2*>(o_part + out_row(row) * D + i * 8 + 2 * t) = val;
+              *reinterpret_cast<float2*>(o_part + rows.index(row) * D + i * 8 + 2 * t) = val;
             }
-            if (t == 0) lse_part[out_row(row)] = lse[h];
+            if (t == 0) lse_part[rows.index(row)] = lse[h];
           }
         }
       } else {
@@ -778,7 +765,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const _
                 ptx::pack2<Element>(acc_o[4 * i + 2 * h] * inv_sum[h], acc_o[4 * i + 2 * h + 1] * inv_sum[h]);
             *reinterpret_cast<std::uint32_t*>(sOut + swizzle<D>(row, i) + 2 * t) = packed2;
           }
-          if (p.lse != nullptr && t == 0 && row < rows_valid) p.lse[out_row(row)] = lse[h];
+          if (p.lse != nullptr && t == 0 && row < rows_valid) p.lse[rows.index(row)] = lse[h];
         }
         __syncwarp();
         const int warp_row0 = wg * 64 + (warp % 4) * 16;
@@ -789,7 +776,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) attention_wgmma_kernel(const _
           const int row = warp_row0 + c / T::kChunksPerRow;
           const int chunk = c % T::kChunksPerRow;
           if (row < rows_valid) {
-            *reinterpret_cast<uint4*>(out_ptr(row) + chunk * 8) =
+            *reinterpret_cast<uint4*>(rows.output(row) + chunk * 8) =
                 *reinterpret_cast<const uint4*>(sOut + swizzle<D>(row, chunk));
           }
         }
