@@ -45,16 +45,17 @@ inline std::string cpu_isa() {
   return isa;
 }
 
-// Most last-level cache one core can have to itself: no CPU has more per core (AMD's stacked-cache
-// EPYCs have 12 MiB).
-inline constexpr std::size_t kMaxCachePerCore = std::size_t{16} << 20;
+// Most last-level cache one core can have to itself: the largest share any CPU gives a core is
+// 48 MiB (AMD's frequency-optimised stacked-cache EPYCs, such as the 9184X: 768 MiB over 16 cores,
+// two cores sharing a 96 MiB L3).
+inline constexpr std::size_t kMaxCachePerCore = std::size_t{48} << 20;
 
 // Size of the last-level cache a process here can fill. sysfs first: glibc's sysconf value is
 // wrong on some virtual machines (seen reporting 320 MiB for a 32 MiB L3, and the host's 508 MiB
 // on a 2-core EPYC machine without sysfs cache entries). Either way at most kMaxCachePerCore per
 // core this process may run on: the benchmark rotates through input sets four times this size,
 // and the 508 MiB made a CPU variant's run build 1.4 GB of copies of a 12 MB problem (7.9 s of
-// a run that takes 0.8 s with 128 MB).
+// a run that takes 1.8 s with the cap).
 inline std::size_t last_level_cache_bytes() {
   std::size_t best = 0;
   for (int index = 0; index < 8; ++index) {

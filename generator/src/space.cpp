@@ -230,12 +230,8 @@ Tuning load_tuning(const JsonNode& node) {
   if (node.has("search")) {
     const JsonNode n = node["search"];
     t.search = n.string();
-    const bool known = std::any_of(std::begin(model::kSearchStrategies), std::end(model::kSearchStrategies),
-                                   [&](const char* name) { return t.search == name; });
-    if (!known) {
-      std::string names;
-      for (const char* name : model::kSearchStrategies) names += (names.empty() ? "" : ", ") + std::string(name);
-      n.fail("unknown search strategy " + describe_json(n.json()) + " (strategies: " + names + ")");
+    if (!model::is_search_strategy(t.search)) {
+      n.fail("unknown search strategy " + describe_json(n.json()) + " (strategies: " + model::search_strategy_names() + ")");
     }
   }
   if (node.has("budget")) {
@@ -244,8 +240,7 @@ Tuning load_tuning(const JsonNode& node) {
       n.fail("a budget needs a budgeted search: tuning.search anneal, random, genetic or forest");
     }
     const double value = n.positive_number();
-    const bool count = n.json().is_number_integer();
-    if (!count && value >= 1) {
+    if (!model::is_search_budget(value, n.json().is_number_integer())) {
       n.fail("expected a count of variants (an integer) or a fraction of the space below 1 (0.15), got " +
              describe_json(n.json()));
     }

@@ -156,13 +156,11 @@ Tuning tuning_from_json(const ordered_json& j) {
   t.refine = j.value("refine", t.refine);
   if (j.contains("search")) {
     t.search = j.at("search").get<std::string>();
-    const bool known = std::any_of(std::begin(kSearchStrategies), std::end(kSearchStrategies),
-                                   [&](const char* name) { return t.search == name; });
-    if (!known) throw InputError("tuning.search: unknown search strategy '" + t.search + "'");
+    if (!is_search_strategy(t.search)) throw InputError("tuning.search: unknown search strategy '" + t.search + "'");
   }
   if (j.contains("budget")) {
     const ordered_json& b = j.at("budget");
-    if (!b.is_number() || !(b.get<double>() > 0) || (!b.is_number_integer() && b.get<double>() >= 1)) {
+    if (!b.is_number() || !is_search_budget(b.get<double>(), b.is_number_integer())) {
       throw InputError("tuning.budget: expected a count of variants or a fraction of the space below 1, got " + b.dump());
     }
     t.budget = b.dump();

@@ -17,4 +17,19 @@ bool Parameter::wide() const {
 
 Tolerance default_tolerance() { return {{"fp32", 1e-5}, {"fp16", 2e-3}, {"bf16", 1e-2}}; }
 
+bool is_search_strategy(const std::string& name) {
+  for (const char* known : kSearchStrategies) {
+    if (name == known) return true;
+  }
+  return false;
+}
+
+std::string search_strategy_names() {
+  std::string names;
+  for (const char* known : kSearchStrategies) names += (names.empty() ? "" : ", ") + std::string(known);
+  return names;
+}
+
+bool is_search_budget(double value, bool integer) { return value > 0 && (integer ? value >= 1 : value < 1); }
+
 }  // namespace kiln::model

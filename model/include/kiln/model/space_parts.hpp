@@ -118,6 +118,12 @@ struct Tuning {
 // test keeps the two lists equal), those a space's tuning.search may name.
 inline constexpr const char* kSearchStrategies[] = {"exhaustive", "anneal", "random", "genetic", "forest"};
 
+// Whether `name` is one of kSearchStrategies; their names, comma-separated, for messages.
+bool is_search_strategy(const std::string& name);
+std::string search_strategy_names();
+// Whether a tuning.budget is one: a count of variants (an integer >= 1) or a fraction in (0, 1).
+bool is_search_budget(double value, bool integer);
+
 // One feasible combination of parameter values.
 struct Variant {
   std::string name;             // canonical: <kernel>__<P1><v1>_<P2><v2>...
