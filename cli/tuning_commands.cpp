@@ -210,6 +210,9 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_flag("--no-sanitize", *no_sanitize, "accept CUDA winners without compute-sanitizer");
   tune->add_option("--sanitize-runners-up", t->sanitize_runners_up, "also sanitize this many runners-up of each bucket")
       ->check(CLI::Range(0, 3));
+  tune->add_option("--sanitize-jobs", t->sanitize_jobs,
+                   "gate runs at once on the one GPU (default: a quarter of the cores, at most 4; with --gpus, one a GPU)")
+      ->check(CLI::Range(1, 16));
   tune->add_option("--gpus", t->gpus,
                    "CUDA: measure on these GPUs at once, one variant process per GPU: 'all' or nvidia-smi indices "
                    "such as 0,2 (one model only); near-ties are measured again on the first. Default: the first GPU "

@@ -1,6 +1,7 @@
 #include "choose.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <map>
@@ -63,11 +64,12 @@ std::size_t settle_near_ties(const EvaluationContext& ctx, const Record& record,
 // runners-up) runs its checks under compute-sanitizer before it is accepted. One with errors is
 // recorded as a sanitizer failure (with an attempt of its own) and the record is chosen again
 // without it (`choose`: the winners, and the learned dispatch of a domain), until every choice is
-// clean. Measuring on several GPUs (ctx.pool), the runs the gate still needs go to every GPU at
-// once, one variant a GPU, and their results are taken in the order above, so the log and the
-// choices are those of one GPU: under racecheck a variant takes from seconds to minutes (an
-// 8-block cluster row of softmax_cuda over 150 s on an H200), and the gate ran on one GPU while
-// the others idled.
+// clean. The runs the gate still needs start at once, `--sanitize-jobs` of them on each GPU (the
+// measuring pool's, or the one GPU), in turn over the GPUs: nothing is timed under the sanitizer,
+// and under racecheck a variant takes from seconds to minutes (an 8-block cluster row of
+// softmax_cuda over 150 s on an H200), which one run at a time spent with the other cores and
+// GPUs idle. Their results are taken in the order above, so the log and the choices are those of
+// one run at a time.
 void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const std::filesystem::path& sanitizer,
                       std::vector<VariantOutcome>& outcomes, Record& record, const std::function<Record()>& choose,
                       std::ostream& out) {
@@ -77,7 +79,22 @@ void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const 
     return worklog::VariantKey{ctx.context_key, m.kernel, m.variants[v].name, variant_hash(ctx, v)};
   };
   std::set<std::size_t> clean;
+  // The contexts the runs go to, pinned each to its GPU. Declared before `running`: a run still in
+  // flight when the gate ends holds its context and the sanitizer's path.
+  std::vector<const EvaluationContext*> gpus;
+  if (ctx.pool != nullptr) {
+    for (std::size_t g = 0; g < ctx.pool->size(); ++g) gpus.push_back(&ctx.pool->context_of(g));
+  } else {
+    gpus.push_back(&ctx);
+  }
+  const std::size_t lanes = sanitizer_lanes(o.sanitize_jobs) * gpus.size();
+  std::size_t started = 0;
   std::map<std::size_t, std::shared_future<SanitizerResult>> running;
+  auto in_flight = [&] {
+    return static_cast<std::size_t>(std::count_if(running.begin(), running.end(), [](const auto& r) {
+      return r.second.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+    }));
+  };
   while (true) {
     std::vector<std::size_t> pending;
     for (const auto& n : dispatched_variants(record, o.sanitize_runners_up)) {
@@ -85,11 +102,13 @@ void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const 
       if (!clean.count(v)) pending.push_back(v);
     }
     if (pending.empty()) return;
-    if (ctx.pool != nullptr) {
+    if (lanes > 1) {
       for (std::size_t v : pending) {
-        if (!running.count(v) && !ctx.log->sanitizer_pass(key_of(v), problem_set)) {
-          running.emplace(v, ctx.pool->sanitize(v, sanitizer));
-        }
+        if (running.count(v) || in_flight() >= lanes || ctx.log->sanitizer_pass(key_of(v), problem_set)) continue;
+        const EvaluationContext* on = gpus[started++ % gpus.size()];
+        running.emplace(v, std::async(std::launch::async, [on, &sanitizer, v] {
+                             return sanitize_variant(*on, v, sanitizer);
+                           }).share());
       }
     }
     const std::size_t next = pending.front();
@@ -104,12 +123,12 @@ void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const 
     }
     auto run = running.find(next);
     SanitizerResult s = run != running.end() ? run->second.get() : sanitize_variant(ctx, next, sanitizer);
-    if (run != running.end() && !s.ran && !s.timed_out && ctx.pool->size() > 1) {
+    if (run != running.end() && !s.ran && !s.timed_out && lanes > 1) {
       // A run beside others that did not finish is run again alone, once every run in flight is
       // over, so that one disturbed by its neighbours is told from one that cannot run at all (on
       // two H200, four of nine gate runs ended with exit code 1 and a log naming no error; whether the
       // neighbours caused it is not known). Not a run stopped at its time limit (up to hours under
-      // racecheck), nor one that had no neighbour (a pool of one GPU).
+      // racecheck), nor one that had no neighbour.
       for (auto& [other, result] : running) result.wait();
       out << "kiln: " << name << ": compute-sanitizer did not finish beside other runs (" << s.detail
           << "); run again alone\n";

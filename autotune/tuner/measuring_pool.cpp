@@ -110,20 +110,7 @@ std::future<PointTimes> MeasuringPool::time_points(std::size_t index, std::vecto
   return result;
 }
 
-std::shared_future<SanitizerResult> MeasuringPool::sanitize(std::size_t index, std::filesystem::path sanitizer) {
-  auto promise = std::make_shared<std::promise<SanitizerResult>>();
-  std::shared_future<SanitizerResult> result = promise->get_future().share();
-  submit([promise, index, sanitizer = std::move(sanitizer)](Worker& w) {
-    try {
-      SanitizerResult s = sanitize_variant(w.ctx, index, sanitizer);
-      if (s.ran) ++w.runs;
-      promise->set_value(std::move(s));
-    } catch (...) {
-      promise->set_exception(std::current_exception());
-    }
-  });
-  return result;
-}
+const EvaluationContext& MeasuringPool::context_of(std::size_t gpu) const { return workers_.at(gpu)->ctx; }
 
 std::vector<std::pair<std::string, std::size_t>> MeasuringPool::runs_per_gpu() const {
   std::vector<std::pair<std::string, std::size_t>> out;

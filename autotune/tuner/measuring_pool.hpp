@@ -19,7 +19,6 @@
 
 #include "evaluate.hpp"
 #include "gpus.hpp"
-#include "sanitize.hpp"
 
 namespace kiln::tuner {
 
@@ -38,8 +37,9 @@ class MeasuringPool {
   std::shared_future<VariantOutcome> evaluate(std::size_t index);
   // time_points on the first free GPU.
   std::future<PointTimes> time_points(std::size_t index, std::vector<Problem> points);
-  // sanitize_variant on the first free GPU.
-  std::shared_future<SanitizerResult> sanitize(std::size_t index, std::filesystem::path sanitizer);
+  // The context the i-th GPU's worker measures with (pinned to its GPU): for runs beside the
+  // workers' own that need no worklog (the sanitizer gate's).
+  const EvaluationContext& context_of(std::size_t gpu) const;
   // Per GPU, in the order given: its description and the variant processes it ran.
   std::vector<std::pair<std::string, std::size_t>> runs_per_gpu() const;
 

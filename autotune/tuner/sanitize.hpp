@@ -31,6 +31,10 @@ std::string sanitized_problems_of(const Manifest& m, int checks_per_problem, Key
 // tool in turn; stops at the first that reports errors.
 SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index, const std::filesystem::path& sanitizer);
 
+// How many gate runs go beside each other on one GPU: `jobs` when given (> 0), else a quarter of
+// the cores this process may run on, from 1 to 4 (a run under the sanitizer keeps a core busy).
+std::size_t sanitizer_lanes(int jobs);
+
 // The variants a record's header dispatches to, which the gate must pass: each bucket's winner
 // (and its first runners_up contenders) and each leaf of a learned tree, in that order, once each.
 std::vector<std::string> dispatched_variants(const Record& record, int runners_up);

@@ -23,7 +23,7 @@ set(build "${WORK}/tuned")
 # architectures would not survive kiln_run's argument list.
 file(WRITE "${WORK}/cuda.cmake" "set(CMAKE_CUDA_COMPILER \"${CUDA_COMPILER}\" CACHE FILEPATH \"\")
 set(CMAKE_CUDA_ARCHITECTURES \"${CUDA_ARCHITECTURES}\" CACHE STRING \"\")
-set(KILN_TUNE_ARGS \"--sanitize;--sanitize-runners-up=3\" CACHE STRING \"\")
+set(KILN_TUNE_ARGS \"--sanitize;--sanitize-runners-up=3;--sanitize-jobs=3\" CACHE STRING \"\")
 ")
 # KILN_GPU=native: the device file is the one that describes the GPU here, whichever it is.
 # KILN_GPUS=all: measured by one worker per GPU of the machine (one on a machine with one GPU),
