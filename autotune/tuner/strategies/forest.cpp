@@ -19,6 +19,7 @@ namespace {
 struct ForestOptions {
   std::size_t budget = 0;
   std::size_t initial = 0;  // random design, the default included
+  std::size_t batch = 1;    // variants taken from one fit of the forest, at least
   ForestShape shape;
 };
 
@@ -49,13 +50,7 @@ class ForestSearch final : public Searcher {
   std::optional<std::size_t> propose() override {
     if (proposals_.count() >= planned()) return std::nullopt;
     guided_ = false;
-    if (proposals_.count() == 0) return proposals_.take(space_.default_variant);
-    if (auto v = proposals_.uncovered_free(rng_)) {
-      covering_ = true;
-      return proposals_.take(*v);
-    }
-    covering_ = false;
-    if (proposals_.count() < o_.initial || successes_ == 0) return proposals_.take(proposals_.random_free(rng_));
+    if (auto v = design_step(proposals_, rng_, covering_, successes_ == 0)) return v;
     guided_ = true;
     if (measured_.size() >= next_fit_) rank();
     while (next_ranked_ < ranked_.size() && proposals_.taken(ranked_[next_ranked_])) ++next_ranked_;
@@ -64,6 +59,30 @@ class ForestSearch final : public Searcher {
       next_ranked_ = 0;
     }
     return proposals_.take(ranked_[next_ranked_++]);
+  }
+
+  // What is certain to come whatever is observed: the rest of the design, drawn now on copies of
+  // its state (the same draws propose() will make), and the rest of the current fit's ranking
+  // (the model is fitted again only once `next_fit_` measurements are in; the proposal just made
+  // is not observed yet). A design that goes on while nothing has succeeded is not counted on.
+  std::vector<std::size_t> upcoming(std::size_t limit) const override {
+    std::vector<std::size_t> next;
+    const std::size_t left = std::min(limit, planned() - std::min(planned(), proposals_.count()));
+    grid::Proposals p = proposals_;
+    std::mt19937_64 rng = rng_;
+    bool covering = false;
+    while (next.size() < left) {
+      auto v = design_step(p, rng, covering, false);
+      if (!v) break;
+      next.push_back(*v);
+    }
+    if (!guided_ || !next.empty()) return next;
+    const std::size_t unobserved = proposals_.count() - measured_.size();
+    const std::size_t from_fit = next_fit_ > measured_.size() + unobserved ? next_fit_ - measured_.size() - unobserved : 0;
+    for (std::size_t r = next_ranked_; r < ranked_.size() && next.size() < std::min(left, from_fit); ++r) {
+      if (!proposals_.taken(ranked_[r])) next.push_back(ranked_[r]);
+    }
+    return next;
   }
 
   void observe(const Evaluation& e) override {
@@ -76,10 +95,26 @@ class ForestSearch final : public Searcher {
   }
 
  private:
+  // The design's next proposal: the space's default, then a variant for each value of a
+  // categorical parameter not proposed yet, then random draws up to `initial` (and on while
+  // `nothing_succeeded`); nothing once the model guides.
+  std::optional<std::size_t> design_step(grid::Proposals& p, std::mt19937_64& rng, bool& covering,
+                                         bool nothing_succeeded) const {
+    if (p.count() == 0) return p.take(space_.default_variant);
+    if (auto v = p.uncovered_free(rng)) {
+      covering = true;
+      return p.take(*v);
+    }
+    covering = false;
+    if (p.count() < o_.initial || nothing_succeeded) return p.take(p.random_free(rng));
+    return std::nullopt;
+  }
+
   // Fits the forest and orders the variants not yet proposed by expected improvement, largest
   // first (then by predicted score, then by index). Refitting after every measurement costs
   // quadratic time in the budget; refitting after every twentieth of what was measured changes
-  // the proposals little, since one more point moves a forest of many points little.
+  // the proposals little, since one more point moves a forest of many points little. A `batch`
+  // takes that many from one fit, so that they compile at once.
   void rank() {
     std::vector<const std::vector<int>*> points;
     std::vector<double> targets;
@@ -106,7 +141,7 @@ class ForestSearch final : public Searcher {
     ranked_.clear();
     for (const auto& c : candidates) ranked_.push_back(c.variant);
     next_ranked_ = 0;
-    next_fit_ = measured_.size() + std::max<std::size_t>(1, measured_.size() / 20);
+    next_fit_ = measured_.size() + std::max<std::size_t>(o_.batch, measured_.size() / 20);
   }
 
   const SearchSpace& space_;
@@ -128,6 +163,8 @@ ForestOptions forest_options(const SearchSpace& space, const StrategyOptions& o)
   ForestOptions f;
   f.budget = o.budget(space.size());
   f.initial = o.count("initial", space.size()).value_or(std::clamp<std::size_t>(f.budget / 10, 3, 20));
+  f.batch = o.count("batch", space.size()).value_or(1);
+  if (f.batch < 1) throw Error("strategy option batch=0: at least 1 variant a fit");
   f.shape.trees = o.count("trees", space.size()).value_or(f.shape.trees);
   if (f.shape.trees < 1) throw Error("strategy option trees=0: at least 1 tree");
   return f;
@@ -142,7 +179,9 @@ KILN_REGISTER_STRATEGY({"forest",
                          {"initial", "variants drawn at random before the model guides, the default and one variant "
                                      "for each value of a categorical parameter included (default budget/10, from 3 to "
                                      "20)"},
-                         {"trees", "trees in the forest (default 32)"}},
+                         {"trees", "trees in the forest (default 32)"},
+                         {"batch", "variants taken from one fit of the forest, compiled at once (default 1; the fit "
+                                   "is also renewed only every twentieth of what was measured)"}},
                         [](const SearchSpace& space, const StrategyOptions& o, std::uint64_t seed) -> std::unique_ptr<Searcher> {
                           return std::make_unique<ForestSearch>(space, forest_options(space, o), seed);
                         }});

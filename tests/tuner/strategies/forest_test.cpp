@@ -8,7 +8,7 @@ KILN_BUDGETED_STRATEGY_TESTS("forest", "initial")
 TEST_CASE("forest search checks its options") {
   kiln_test::SyntheticSpace s;
   CHECK_THROWS_WITH(make_searcher("forest", s.space, StrategyOptions{{"tree", "8"}}, 1),
-                    kiln_test::ContainsSubstring("has no option 'tree' (its options: budget, initial, trees)"));
+                    kiln_test::ContainsSubstring("has no option 'tree' (its options: budget, initial, trees, batch)"));
   CHECK_THROWS_WITH(make_searcher("forest", s.space, StrategyOptions{{"trees", "0"}}, 1),
                     kiln_test::ContainsSubstring("trees=0: at least 1 tree"));
   for (const char* bad : {"-1", "some", "2.5"}) {
@@ -29,4 +29,68 @@ TEST_CASE("forest search measures every value of a categorical parameter before 
   searcher->observe({*searcher->propose(), 1.0});
   searcher->propose();
   CHECK(searcher->hypothesis() == "forest search: a value of a categorical parameter (an algorithm) not measured yet");
+}
+
+// What a search says is upcoming is what it then proposes, whatever it observes: the tuner compiles
+// those variants at once with the one just proposed, and on several GPUs measures them ahead.
+TEST_CASE("every strategy proposes what it called upcoming, and forest batches are upcoming") {
+  kiln_test::SyntheticSpace s;
+  struct Case {
+    std::string strategy;
+    StrategyOptions options;
+  };
+  const std::vector<Case> cases = {
+      {"forest", {{"budget", "0.1"}}},
+      {"forest", {{"budget", "0.1"}, {"batch", "8"}}},
+      {"random", {{"budget", "0.1"}}},
+      {"anneal", {{"budget", "0.1"}}},
+      {"genetic", {{"budget", "0.1"}}},
+      {"exhaustive", {}},
+  };
+  for (const auto& c : cases) {
+    for (std::uint64_t seed : {1u, 7u}) {
+      INFO(c.strategy << " batch " << (c.options.values().count("batch") ? c.options.values().at("batch") : "1")
+                      << " seed " << seed);
+      auto searcher = make_searcher(c.strategy, s.space, c.options, seed);
+      std::vector<std::size_t> proposed;
+      std::vector<std::pair<std::size_t, std::vector<std::size_t>>> promised;  // after the n-th proposal
+      std::size_t longest = 0;
+      while (auto v = searcher->propose()) {
+        proposed.push_back(*v);
+        auto next = searcher->upcoming(s.space.size());
+        longest = std::max(longest, next.size());
+        promised.emplace_back(proposed.size(), std::move(next));
+        searcher->observe({*v, s.scores[*v]});
+      }
+      for (const auto& [after, next] : promised) {
+        for (std::size_t k = 0; k < next.size(); ++k) {
+          REQUIRE(after + k < proposed.size());
+          CHECK(proposed[after + k] == next[k]);
+        }
+      }
+      if (c.strategy == "forest") {
+        // The design is drawn ahead; a batch of 8 has 7 left after its first proposal.
+        const bool batched = c.options.values().count("batch") > 0;
+        CHECK(longest >= (batched ? 7u : 2u));
+      }
+    }
+  }
+}
+
+TEST_CASE("a forest taking a batch from each fit still finds near the optimum") {
+  kiln_test::SyntheticSpace s;
+  auto run = [&](const StrategyOptions& o, std::uint64_t seed) {
+    auto searcher = make_searcher("forest", s.space, o, seed);
+    double best = 1e300;
+    while (auto v = searcher->propose()) {
+      if (s.scores[*v]) best = std::min(best, *s.scores[*v]);
+      searcher->observe({*v, s.scores[*v]});
+    }
+    return s.optimum() / best;
+  };
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    CHECK(run({{"budget", "0.1"}, {"batch", "8"}}, seed) > 0.9);
+  }
+  CHECK_THROWS_WITH(make_searcher("forest", s.space, StrategyOptions{{"batch", "0"}}, 1),
+                    kiln_test::ContainsSubstring("batch=0: at least 1 variant a fit"));
 }
