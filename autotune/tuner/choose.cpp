@@ -175,6 +175,24 @@ void sanitize_choices(const EvaluationContext& ctx, const TuneOptions& o, const 
 
 }  // namespace
 
+std::size_t add_worklog_outcomes(const EvaluationContext& ctx, std::vector<VariantOutcome>& outcomes) {
+  std::vector<bool> proposed(ctx.manifest->variants.size(), false);
+  for (const auto& oc : outcomes) proposed[oc.index] = true;
+  EvaluationContext reading = ctx;
+  reading.measure = false;
+  reading.compiler = nullptr;
+  reading.pool = nullptr;
+  std::size_t added = 0;
+  for (std::size_t v = 0; v < proposed.size(); ++v) {
+    if (proposed[v]) continue;
+    VariantOutcome oc = evaluate_variant(reading, v);
+    if (!oc.complete && !oc.failure) continue;  // nothing of it in the worklog
+    outcomes.push_back(std::move(oc));
+    ++added;
+  }
+  return added;
+}
+
 Record choose_record(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
                      std::size_t finalists, std::ostream& out) {
   Record record = select_winners(in, outcomes, [&](std::size_t v) { return variant_hash(ctx, v); });

@@ -15,6 +15,12 @@
 
 namespace kiln::tuner {
 
+// Adds to `outcomes` every variant the search did not propose whose results the worklog holds in
+// this context (a search interrupted and resumed with another seed, another strategy or budget
+// before), read from the worklog and never measured: the record then chooses from everything
+// measured, as `kiln record` does from the worklog alone. Returns how many were added.
+std::size_t add_worklog_outcomes(const EvaluationContext& ctx, std::vector<VariantOutcome>& outcomes);
+
 // The winners (select_winners), the coverage points timed on `finalists` variants of each listed
 // problem (0: what the worklog holds), and the learned dispatch where the space has a domain.
 Record choose_record(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,

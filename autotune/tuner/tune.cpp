@@ -23,6 +23,10 @@ void tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     print_shard_summary(m, *o.shard, searched.outcomes, searched.ran, t->log->path(), out);
     return;
   }
+  if (std::size_t earlier = add_worklog_outcomes(t->ctx, searched.outcomes)) {
+    out << "kiln: " << m.kernel << ": " << earlier << " variant" << (earlier == 1 ? "" : "s")
+        << " this search did not propose, measured in this context before, chosen from too (from the worklog)\n";
+  }
   SelectionInput in{&m, &*t->log, t->ctx.context_key, t->target.spec.name, t->context.device, t->context.rates,
                     t->searcher->name()};
   Record record = choose_and_sanitize(t->ctx, in, searched.outcomes, o, out);

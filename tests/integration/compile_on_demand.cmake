@@ -8,7 +8,8 @@ cmake_minimum_required(VERSION 3.25)
 #     no KILN_SEARCH or KILN_BUDGET given), 5 % of the space, the tune step compiles at most
 #     7.5 % of the variants (it compiles what the search proposes, in one parallel batch), and a
 #     record comes out;
-#  2. a fresh build directory tuning from the same worklog compiles no variant and measures none.
+#  2. a fresh build directory tuning from the same worklog compiles no variant and measures none;
+#  3. another search (another seed and budget) in that worklog chooses from all it holds.
 # (kiln_compile, which compiles every variant without tuning, is tested by launcher.cmake.)
 include("${CMAKE_CURRENT_LIST_DIR}/run_step.cmake")
 file(REMOVE_RECURSE "${WORK}")
@@ -104,3 +105,19 @@ if(NOT first_winner STREQUAL second_winner)
 endif()
 message(STATUS "compile on demand: a fresh build directory re-ran from the worklog with no compile")
 
+
+# 3. Another search in the same worklog (another seed, a budget of 5): it measures its own few and
+# chooses from everything the context holds, the first run's 50 too, as kiln record would.
+file(WRITE "${WORK}/init3.cmake" "set(KILN_TUNE_ARGS \"--seed=8;--quiet-wait=0;--interleave-rounds=0\" CACHE STRING \"\")\n")
+kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${project}" -B "${WORK}/third" -G Ninja -C "${WORK}/init3.cmake"
+                 "-DCMAKE_PREFIX_PATH=${prefix}" -DKILN_TUNE=ON -DKILN_TUNE_BACKENDS=cpu -DKILN_BUDGET=5
+                 -DKILN_REPETITIONS=3 "-DKILN_WORKLOG=${WORK}/worklog.sqlite" "-DKILN_RECORDS_DIR=${WORK}/records")
+kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${WORK}/third" OUTPUT_VARIABLE third)
+kiln_expect("${third}" "sum_squares: [0-9]+ variants? this search did not propose, measured in this context before, chosen from too"
+            "the earlier search's measurements chosen from")
+file(READ "${WORK}/third/kiln/sum_squares/sum_squares.record.json" third_record)
+string(JSON evaluated GET "${third_record}" counts evaluated)
+if(evaluated LESS 50)
+  message(FATAL_ERROR "a search of 5 in a worklog of 50 recorded ${evaluated} evaluated:\n${third}")
+endif()
+message(STATUS "compile on demand: a second search chose from ${evaluated} measured variants")
