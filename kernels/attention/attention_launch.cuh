@@ -325,6 +325,28 @@ inline bool wgmma_device() {
   return yes;
 }
 
+// Whether variant Config can run the call described by `p` on the current device: a warpgroup-MMA
+// variant needs an sm_90 device, and a TMA producer descriptors of Q, K and V that the driver
+// accepts for the call's strides (it refuses, for one, a zero stride that broadcasts one key/value
+// head to several). The API sends a call no dispatched variant can run to its space's default.
+template <class Config>
+bool runs_here(const ForwardParams& p, AttentionDType dtype) {
+  using T = Traits<Config>;
+  if constexpr (T::kWgmma) {
+    if (!wgmma_device()) return false;
+  }
+  if constexpr (T::kProducer) {
+    CUtensorMap map;
+    return detail::encode_operand(&map, dtype, p.q, T::kHeadDim, p.seq_q, p.heads_q, p.batch, p.q_seq_stride,
+                                  p.q_head_stride, p.q_batch_stride, T::kBlockM) == cudaSuccess &&
+           detail::encode_operand(&map, dtype, p.k, T::kHeadDim, p.seq_k, p.heads_kv, p.batch, p.k_seq_stride,
+                                  p.k_head_stride, p.k_batch_stride, T::kBlockN) == cudaSuccess &&
+           detail::encode_operand(&map, dtype, p.v, T::kHeadDim, p.seq_k, p.heads_kv, p.batch, p.v_seq_stride,
+                                  p.v_head_stride, p.v_batch_stride, T::kBlockN) == cudaSuccess;
+  }
+  return true;
+}
+
 // Enqueues the attention described by `p` (pointers, shape, strides, scale; the grid fields are
 // filled here) with variant Config. The keys are split only when the plan asks for it and either
 // the splits form a cluster or `scratch` holds at least scratch_bytes_for<Config>() bytes;

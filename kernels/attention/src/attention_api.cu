@@ -87,14 +87,50 @@ Problem to_problem(const AttentionParams& a) {
           ::kiln::Choice{a.q_strides.seq == a.head_dim ? "bhsd" : "bshd"}};
 }
 
+// The default variant of each head dimension's space (mma.sync, cp.async: it runs on every
+// device the library is built for, with every stride the API accepts), for a call the dispatched
+// variant cannot run here (attention::runs_here).
+template <int D>
+struct DefaultVariant;
+template <>
+struct DefaultVariant<64> {
+  static constexpr const char* kiln_name =
+      "attention_d64__HEAD_DIM64_BLOCK_M128_BLOCK_N64_WARPS4_STAGES2_Q_REG_STEPS4_SPLIT_TARGET2_PACK_GQA0_WGMMA0_"
+      "OVERLAP0_PRODUCER0_PINGPONG0_PERSISTENT0";
+  static constexpr int HEAD_DIM = 64, BLOCK_M = 128, BLOCK_N = 64, WARPS = 4, STAGES = 2, Q_REG_STEPS = 4,
+                       SPLIT_TARGET = 2;
+};
+template <>
+struct DefaultVariant<128> {
+  static constexpr const char* kiln_name =
+      "attention_d128__HEAD_DIM128_BLOCK_M128_BLOCK_N64_WARPS4_STAGES2_Q_REG_STEPS0_SPLIT_TARGET2_PACK_GQA0_WGMMA0_"
+      "OVERLAP0_PRODUCER0_PINGPONG0_PERSISTENT0";
+  static constexpr int HEAD_DIM = 128, BLOCK_M = 128, BLOCK_N = 64, WARPS = 4, STAGES = 2, Q_REG_STEPS = 0,
+                       SPLIT_TARGET = 2;
+};
+template <>
+struct DefaultVariant<256> {
+  static constexpr const char* kiln_name =
+      "attention_d256__HEAD_DIM256_BLOCK_M64_BLOCK_N32_WARPS4_STAGES2_Q_REG_STEPS0_SPLIT_TARGET2_WGMMA0_OVERLAP0_"
+      "PRODUCER0_PINGPONG0_PERSISTENT0";
+  static constexpr int HEAD_DIM = 256, BLOCK_M = 64, BLOCK_N = 32, WARPS = 4, STAGES = 2, Q_REG_STEPS = 0,
+                       SPLIT_TARGET = 2;
+};
+
 // Calls `launch(config)` with the variant the tuning chose for the call's problem, from the decode
-// family for a head dimension it has and few enough queries, else from the attention family.
+// family for a head dimension it has and few enough queries, else from the attention family; with
+// the space's default variant instead where the chosen one cannot run the call here.
 template <class Launch>
-auto dispatch(const AttentionParams& a, Launch&& launch) {
+auto dispatch(const AttentionParams& a, const ForwardParams& p, Launch&& launch) {
+  auto runnable = [&](auto config) {
+    using Config = decltype(config);
+    if (attention::runs_here<Config>(p, a.dtype)) return launch(config);
+    return launch(DefaultVariant<Config::HEAD_DIM>{});
+  };
   if (a.seq_q <= attention::kDecodeMaxQueries && decode_family::has_key(a.head_dim)) {
-    return decode_family::dispatch(a.head_dim, to_problem<decode_family::Problem>(a), launch);
+    return decode_family::dispatch(a.head_dim, to_problem<decode_family::Problem>(a), runnable);
   }
-  return family::dispatch(a.head_dim, to_problem<family::Problem>(a), launch);
+  return family::dispatch(a.head_dim, to_problem<family::Problem>(a), runnable);
 }
 
 }  // namespace
@@ -103,7 +139,7 @@ void attention_forward(const AttentionParams& params, cudaStream_t stream) {
   validate(params);
   const ForwardParams p = params_for(params);
   const int sms = sm_count();
-  const cudaError_t status = dispatch(params, [&](auto config) {
+  const cudaError_t status = dispatch(params, p, [&](auto config) {
     using Config = decltype(config);
     return attention::launch<Config>(p, params.dtype, params.causal, params.workspace, params.workspace_bytes, sms, stream);
   });
@@ -117,14 +153,14 @@ std::size_t attention_workspace_bytes(const AttentionParams& params) {
   validate(params);
   const ForwardParams p = params_for(params);
   const int sms = sm_count();
-  return dispatch(params, [&](auto config) {
+  return dispatch(params, p, [&](auto config) {
     return attention::scratch_bytes_for<decltype(config)>(p, sms);
   });
 }
 
 const char* attention_variant_name(const AttentionParams& params) {
   validate(params);
-  return dispatch(params, [](auto config) -> const char* { return decltype(config)::kiln_name; });
+  return dispatch(params, params_for(params), [](auto config) -> const char* { return decltype(config)::kiln_name; });
 }
 
 }  // namespace kiln
