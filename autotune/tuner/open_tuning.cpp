@@ -192,6 +192,9 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   if (!o.strategy_given && !o.shard && !m.tuning.search.empty()) {
     strategy = m.tuning.search;
     if (!m.tuning.budget.empty() && options.values().count("budget") == 0) options.set("budget", m.tuning.budget);
+    for (const auto& [key, value] : m.tuning.search_options) {
+      if (options.values().count(key) == 0) options.set(key, value);
+    }
   }
   t->searcher = make_searcher(strategy, t->space, options, t->seed);
   if (o.shard) t->searcher = shard_searcher(std::move(t->searcher), m, *o.shard);

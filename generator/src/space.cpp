@@ -199,7 +199,7 @@ std::int64_t domain_point_count(const JsonNode& node) {
 Tuning load_tuning(const JsonNode& node) {
   node.require_object(
       {"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance", "min_leaf_points", "screen", "refine",
-       "search", "budget"},
+       "search", "budget", "search_options"},
       {});
   Tuning t;
   if (node.has("max_variants")) t.max_variants = node["max_variants"].positive_integer();
@@ -245,6 +245,21 @@ Tuning load_tuning(const JsonNode& node) {
              describe_json(n.json()));
     }
     t.budget = n.json().dump();
+  }
+  if (node.has("search_options")) {
+    const JsonNode n = node["search_options"];
+    if (!n.json().is_object()) n.fail("expected an object of the search's options, got " + describe_json(n.json()));
+    if (t.search.empty()) n.fail("search options need a search: tuning.search");
+    for (const auto& [key, value] : n.json().items()) {
+      const JsonNode option = n[key];
+      if (key == "budget") option.fail("the budget is tuning.budget");
+      if (!model::is_search_option(t.search, key)) {
+        option.fail("search " + t.search + " has no option \"" + key + "\" (its options: " +
+                    model::search_options_of(t.search) + ")");
+      }
+      option.positive_number();
+      t.search_options.emplace_back(key, value.dump());
+    }
   }
   if (node.has("min_leaf_points")) {
     const JsonNode n = node["min_leaf_points"];

@@ -141,6 +141,11 @@ ordered_json tuning_json(const Manifest& m) {
   }
   if (!m.tuning.search.empty()) t["search"] = m.tuning.search;
   if (!m.tuning.budget.empty()) t["budget"] = ordered_json::parse(m.tuning.budget);
+  if (!m.tuning.search_options.empty()) {
+    ordered_json o = ordered_json::object();
+    for (const auto& [key, value] : m.tuning.search_options) o[key] = ordered_json::parse(value);
+    t["search_options"] = o;
+  }
   return t;
 }
 
@@ -164,6 +169,19 @@ Tuning tuning_from_json(const ordered_json& j) {
       throw InputError("tuning.budget: expected a count of variants or a fraction of the space below 1, got " + b.dump());
     }
     t.budget = b.dump();
+  }
+  if (j.contains("search_options")) {
+    const ordered_json& o = j.at("search_options");
+    if (!o.is_object()) throw InputError("tuning.search_options: expected an object, got " + o.dump());
+    for (const auto& [key, value] : o.items()) {
+      if (!is_search_option(t.search, key)) {
+        throw InputError("tuning.search_options: search '" + t.search + "' has no option '" + key + "'");
+      }
+      if (!value.is_number() || value.get<double>() <= 0) {
+        throw InputError("tuning.search_options." + key + ": expected a positive number, got " + value.dump());
+      }
+      t.search_options.emplace_back(key, value.dump());
+    }
   }
   return t;
 }

@@ -30,6 +30,36 @@ std::string search_strategy_names() {
   return names;
 }
 
+const std::vector<SearchOptionNames>& search_option_names() {
+  static const std::vector<SearchOptionNames> names = {
+      {"exhaustive", {}},
+      {"anneal", {}},
+      {"random", {}},
+      {"genetic", {"population", "tournament", "mutation"}},
+      {"forest", {"initial", "trees", "batch"}},
+  };
+  return names;
+}
+
+std::string search_options_of(const std::string& strategy) {
+  std::string out;
+  for (const auto& s : search_option_names()) {
+    if (strategy != s.strategy) continue;
+    for (const char* o : s.options) out += (out.empty() ? "" : ", ") + std::string(o);
+  }
+  return out.empty() ? "none" : out;
+}
+
+bool is_search_option(const std::string& strategy, const std::string& option) {
+  for (const auto& s : search_option_names()) {
+    if (strategy != s.strategy) continue;
+    for (const char* o : s.options) {
+      if (option == o) return true;
+    }
+  }
+  return false;
+}
+
 bool is_search_budget(double value, bool integer) { return value > 0 && (integer ? value >= 1 : value < 1); }
 
 }  // namespace kiln::model

@@ -288,4 +288,24 @@ TEST_CASE("a space's own search and budget reach the manifest as written, and re
   write_json(tmp / "out/manifest.json", hostile);
   CHECK_THAT(generator_error([&] { kiln::model::load_manifest(tmp / "out/manifest.json"); }),
              kiln_test::ContainsSubstring("tuning.budget: expected a count of variants or a fraction"));
+
+  // The search's other options, as written and read back; a manifest's unknown or bad one refused.
+  space["tuning"] = {{"search", "forest"}, {"budget", 0.25}, {"search_options", {{"batch", 8}, {"initial", 5}}}};
+  write_json(path, space);
+  REQUIRE(run_generate(path, device("cpu"), tmp / "options").rc == 0);
+  const ordered_json with = read_json(tmp / "options/manifest.json");
+  CHECK(with.at("tuning").at("search_options") == ordered_json({{"batch", 8}, {"initial", 5}}));
+  CHECK(kiln::model::load_manifest(tmp / "options/manifest.json").tuning.search_options ==
+        std::vector<std::pair<std::string, std::string>>{{"batch", "8"}, {"initial", "5"}});
+  CHECK_FALSE(plain.at("tuning").contains("search_options"));
+  hostile = with;
+  hostile["tuning"]["search_options"]["population"] = 4;
+  write_json(tmp / "options/manifest.json", hostile);
+  CHECK_THAT(generator_error([&] { kiln::model::load_manifest(tmp / "options/manifest.json"); }),
+             kiln_test::ContainsSubstring("tuning.search_options: search 'forest' has no option 'population'"));
+  hostile = with;
+  hostile["tuning"]["search_options"]["batch"] = -1;
+  write_json(tmp / "options/manifest.json", hostile);
+  CHECK_THAT(generator_error([&] { kiln::model::load_manifest(tmp / "options/manifest.json"); }),
+             kiln_test::ContainsSubstring("tuning.search_options.batch: expected a positive number, got -1"));
 }

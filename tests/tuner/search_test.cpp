@@ -37,6 +37,19 @@ TEST_CASE("the registry names every strategy and refuses unknown ones") {
                     kiln_test::ContainsSubstring("unknown search strategy 'bayes' (known: anneal, exhaustive, forest, genetic, random)"));
 }
 
+TEST_CASE("the options a space may set are the registry's, but the budget") {
+  for (const auto& named : kiln::model::search_option_names()) {
+    INFO(named.strategy);
+    const auto& schema = strategies().at(named.strategy).options;
+    std::vector<std::string> registry, model(named.options.begin(), named.options.end());
+    for (const auto& o : schema) {
+      if (o.name != "budget") registry.push_back(o.name);
+    }
+    CHECK(model == registry);
+  }
+  CHECK(kiln::model::search_option_names().size() == strategy_names().size());
+}
+
 TEST_CASE("a strategy's options are checked against its schema") {
   kiln_test::GeneratedToy toy;
   SearchSpace space = SearchSpace::from(toy.manifest);

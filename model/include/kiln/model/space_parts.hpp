@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/model/expr.hpp"
@@ -111,12 +112,26 @@ struct Tuning {
   // feasible ones). Empty: exhaustive; the strategy's own default budget.
   std::string search;
   std::string budget;
+  // The search's other options, as written (key, JSON number): e.g. forest's batch, so that a
+  // space's author can say how its search is run where the strategy's defaults do not suit it.
+  std::vector<std::pair<std::string, std::string>> search_options;
   bool operator==(const Tuning&) const = default;
 };
 
 // The tuner's search strategies (its registry, autotune/tuner/search.hpp, holds these names: a
 // test keeps the two lists equal), those a space's tuning.search may name.
 inline constexpr const char* kSearchStrategies[] = {"exhaustive", "anneal", "random", "genetic", "forest"};
+
+// The options of each strategy but its budget (tuning.budget), those tuning.search_options may
+// set: the registry's schemas hold the same (a test keeps them equal).
+struct SearchOptionNames {
+  const char* strategy;
+  std::vector<const char*> options;
+};
+const std::vector<SearchOptionNames>& search_option_names();
+// The options of `strategy` (a name of kSearchStrategies) a space may set, comma-separated ("none").
+std::string search_options_of(const std::string& strategy);
+bool is_search_option(const std::string& strategy, const std::string& option);
 
 // Whether `name` is one of kSearchStrategies; their names, comma-separated, for messages.
 bool is_search_strategy(const std::string& name);
