@@ -93,6 +93,14 @@ std::string family_header(const model::Family& f) {
   });
   h << "}\n\n";
 
+  h << "// Calls launch(Config{}) with the space's default configuration of the member whose " << key
+    << " is `key`\n// (for a call the chosen configuration cannot run where it is called).\n";
+  h << "template <class Launch>\ndecltype(auto) dispatch_default(std::int64_t key, Launch&& launch) {\n";
+  write_switch(h, f, [&](const model::FamilyMember& member) {
+    return "launch(::kiln::tuned::" + member.kernel + "::DefaultConfig{})";
+  });
+  h << "}\n\n";
+
   h << "// Where that configuration comes from, and what it measured: the member's provenance.\n";
   h << "constexpr ::kiln::Provenance provenance(std::int64_t key, const Problem& p) {\n";
   write_switch(h, f, [&](const model::FamilyMember& member) {

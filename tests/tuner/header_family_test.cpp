@@ -48,6 +48,12 @@ int main() {
   if (poly::dispatch(2, p, [](auto config) { return decltype(config)::DEGREE; }) != 2) return 1;
   if (poly::dispatch(3, p, [](auto config) { return decltype(config)::DEGREE; }) != 3) return 2;
   if (std::strncmp(poly::provenance(3, p).variant, "poly_d3__", 9) != 0) return 3;
+  // The member's default configuration, whatever the problem.
+  if (poly::dispatch_default(3, [](auto config) { return decltype(config)::DEGREE; }) != 3) return 7;
+  if (std::strcmp(poly::dispatch_default(2, [](auto config) { return decltype(config)::kiln_name; }),
+                  kiln::tuned::poly_d2::provenance(kiln::tuned::poly_d2::Problem{1, kiln::Choice{"bf16"}}).variant) != 0) {
+    return 8;
+  }
   int calls = 0;
   poly::dispatch(2, p, [&](auto) { ++calls; });  // a launch that returns nothing
   if (calls != 1) return 4;

@@ -87,50 +87,26 @@ Problem to_problem(const AttentionParams& a) {
           ::kiln::Choice{a.q_strides.seq == a.head_dim ? "bhsd" : "bshd"}};
 }
 
-// The default variant of each head dimension's space (mma.sync, cp.async: it runs on every
-// device the library is built for, with every stride the API accepts), for a call the dispatched
-// variant cannot run here (attention::runs_here).
-template <int D>
-struct DefaultVariant;
-template <>
-struct DefaultVariant<64> {
-  static constexpr const char* kiln_name =
-      "attention_d64__HEAD_DIM64_BLOCK_M128_BLOCK_N64_WARPS4_STAGES2_Q_REG_STEPS4_SPLIT_TARGET2_PACK_GQA0_WGMMA0_"
-      "OVERLAP0_PRODUCER0_PINGPONG0_PERSISTENT0";
-  static constexpr int HEAD_DIM = 64, BLOCK_M = 128, BLOCK_N = 64, WARPS = 4, STAGES = 2, Q_REG_STEPS = 4,
-                       SPLIT_TARGET = 2;
-};
-template <>
-struct DefaultVariant<128> {
-  static constexpr const char* kiln_name =
-      "attention_d128__HEAD_DIM128_BLOCK_M128_BLOCK_N64_WARPS4_STAGES2_Q_REG_STEPS0_SPLIT_TARGET2_PACK_GQA0_WGMMA0_"
-      "OVERLAP0_PRODUCER0_PINGPONG0_PERSISTENT0";
-  static constexpr int HEAD_DIM = 128, BLOCK_M = 128, BLOCK_N = 64, WARPS = 4, STAGES = 2, Q_REG_STEPS = 0,
-                       SPLIT_TARGET = 2;
-};
-template <>
-struct DefaultVariant<256> {
-  static constexpr const char* kiln_name =
-      "attention_d256__HEAD_DIM256_BLOCK_M64_BLOCK_N32_WARPS4_STAGES2_Q_REG_STEPS0_SPLIT_TARGET2_WGMMA0_OVERLAP0_"
-      "PRODUCER0_PINGPONG0_PERSISTENT0";
-  static constexpr int HEAD_DIM = 256, BLOCK_M = 64, BLOCK_N = 32, WARPS = 4, STAGES = 2, Q_REG_STEPS = 0,
-                       SPLIT_TARGET = 2;
-};
-
 // Calls `launch(config)` with the variant the tuning chose for the call's problem, from the decode
 // family for a head dimension it has and few enough queries, else from the attention family; with
-// the space's default variant instead where the chosen one cannot run the call here.
+// the member space's default variant (mma.sync: it runs on every device the library is built for,
+// with every stride the API accepts) where the chosen one cannot run the call here.
 template <class Launch>
 auto dispatch(const AttentionParams& a, const ForwardParams& p, Launch&& launch) {
-  auto runnable = [&](auto config) {
-    using Config = decltype(config);
-    if (attention::runs_here<Config>(p, a.dtype)) return launch(config);
-    return launch(DefaultVariant<Config::HEAD_DIM>{});
+  auto launch_default = [&](auto config) {
+    static_assert(!attention::Traits<decltype(config)>::kWgmma, "a space's default variant must run on every device");
+    return launch(config);
   };
   if (a.seq_q <= attention::kDecodeMaxQueries && decode_family::has_key(a.head_dim)) {
-    return decode_family::dispatch(a.head_dim, to_problem<decode_family::Problem>(a), runnable);
+    return decode_family::dispatch(a.head_dim, to_problem<decode_family::Problem>(a), [&](auto config) {
+      if (attention::runs_here<decltype(config)>(p, a.dtype)) return launch(config);
+      return decode_family::dispatch_default(a.head_dim, launch_default);
+    });
   }
-  return family::dispatch(a.head_dim, to_problem<family::Problem>(a), runnable);
+  return family::dispatch(a.head_dim, to_problem<family::Problem>(a), [&](auto config) {
+    if (attention::runs_here<decltype(config)>(p, a.dtype)) return launch(config);
+    return family::dispatch_default(a.head_dim, launch_default);
+  });
 }
 
 }  // namespace

@@ -114,6 +114,15 @@ struct Packed {
   }
 };
 
+// Runs the call on poisoned O and LSE buffers; the relative L2 errors of O and (with_lse) the LSE.
+void run_and_compare(Packed& t, const kiln::AttentionParams& p, bool with_lse, double& o_err, double& lse_err) {
+  t.o.fill(0xFFFF);
+  t.lse.fill(kiln::float_of_bits(kiln::poison::f32));
+  kiln::attention_forward(p, nullptr);
+  KILN_CUDA_CHECK(cudaDeviceSynchronize());
+  t.compare(o_err, lse_err, with_lse);
+}
+
 void correctness(Tally& tally, int D, AttentionDType dtype, bool causal, int B, int H, int S) {
   Packed t(B, H, S, D, dtype, causal, 77 + D + S);
   const kiln::AttentionParams p = t.params();
@@ -128,23 +137,15 @@ void correctness(Tally& tally, int D, AttentionDType dtype, bool causal, int B, 
          name + ": a variant of the member " + member.substr(0, member.size() - 2));
 
   // 1. With the log-sum-exp and no workspace.
-  t.o.fill(0xFFFF);
-  t.lse.fill(kiln::float_of_bits(kiln::poison::f32));
-  kiln::attention_forward(p, nullptr);
-  KILN_CUDA_CHECK(cudaDeviceSynchronize());
   double o_err = 0, lse_err = 0;
-  t.compare(o_err, lse_err, true);
+  run_and_compare(t, p, true, o_err, lse_err);
   expect(tally, o_err <= tol && lse_err <= 1e-4,
          name + ": rel_l2 O " + std::to_string(o_err) + ", LSE " + std::to_string(lse_err));
 
   // 2. Without the log-sum-exp: O alone, the LSE buffer untouched.
   kiln::AttentionParams no_lse = p;
   no_lse.lse = nullptr;
-  t.o.fill(0xFFFF);
-  t.lse.fill(kiln::float_of_bits(kiln::poison::f32));
-  kiln::attention_forward(no_lse, nullptr);
-  KILN_CUDA_CHECK(cudaDeviceSynchronize());
-  t.compare(o_err, lse_err, false);
+  run_and_compare(t, no_lse, false, o_err, lse_err);
   const std::vector<float> l = t.lse.download();
   bool untouched = true;
   for (float x : l) untouched = untouched && kiln::bits_of(x) == kiln::poison::f32;
@@ -157,11 +158,7 @@ void correctness(Tally& tally, int D, AttentionDType dtype, bool causal, int B, 
     kiln::AttentionParams split = p;
     split.workspace = ws.get();
     split.workspace_bytes = ws.bytes();
-    t.o.fill(0xFFFF);
-    t.lse.fill(kiln::float_of_bits(kiln::poison::f32));
-    kiln::attention_forward(split, nullptr);
-    KILN_CUDA_CHECK(cudaDeviceSynchronize());
-    t.compare(o_err, lse_err, true);
+    run_and_compare(t, split, true, o_err, lse_err);
     expect(tally, o_err <= tol && lse_err <= 1e-4,
            name + ": split with " + std::to_string(bytes) + " B workspace, rel_l2 O " + std::to_string(o_err) + ", LSE " +
                std::to_string(lse_err));
@@ -187,12 +184,8 @@ void broadcast_kv(Tally& tally, int D, bool causal) {
   p.k_strides.head = 0;
   p.v_strides.head = 0;
   const std::string name = std::string(kiln::attention_variant_name(p)) + " " + t.shape.describe() + " K/V head stride 0";
-  t.o.fill(0xFFFF);
-  t.lse.fill(kiln::float_of_bits(kiln::poison::f32));
-  kiln::attention_forward(p, nullptr);
-  KILN_CUDA_CHECK(cudaDeviceSynchronize());
   double o_err = 0, lse_err = 0;
-  t.compare(o_err, lse_err, true);
+  run_and_compare(t, p, true, o_err, lse_err);
   expect(tally, o_err <= 1e-2 && lse_err <= 1e-4,
          name + ": rel_l2 O " + std::to_string(o_err) + ", LSE " + std::to_string(lse_err));
 }

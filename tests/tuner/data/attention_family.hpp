@@ -71,6 +71,22 @@ decltype(auto) dispatch(std::int64_t key, const Problem& p, Launch&& launch) {
   }
 }
 
+// Calls launch(Config{}) with the space's default configuration of the member whose HEAD_DIM is `key`
+// (for a call the chosen configuration cannot run where it is called).
+template <class Launch>
+decltype(auto) dispatch_default(std::int64_t key, Launch&& launch) {
+  switch (key) {
+    case 64:
+      return launch(::kiln::tuned::attention_d64::DefaultConfig{});
+    case 128:
+      return launch(::kiln::tuned::attention_d128::DefaultConfig{});
+    case 256:
+      return launch(::kiln::tuned::attention_d256::DefaultConfig{});
+    default:
+      no_member(key);
+  }
+}
+
 // Where that configuration comes from, and what it measured: the member's provenance.
 constexpr ::kiln::Provenance provenance(std::int64_t key, const Problem& p) {
   switch (key) {
