@@ -325,39 +325,36 @@ inline bool wgmma_device() {
   return yes;
 }
 
-// Whether variant Config can run the call described by `p` on the current device: a warpgroup-MMA
-// variant needs an sm_90 device, and a TMA producer descriptors of Q, K and V that the driver
-// accepts for the call's strides (it refuses, for one, a zero stride that broadcasts one key/value
-// head to several). The API sends a call no dispatched variant can run to its space's default.
+// Readies `p` for variant Config on the current device, or says it cannot run the call here: a
+// warpgroup-MMA variant needs an sm_90 device, and a TMA producer descriptors of Q, K and V (put in
+// `p`) that the driver accepts for the call's strides (it refuses, for one, a zero stride that
+// broadcasts one key/value head to several). The API sends a call no dispatched variant can run to
+// its space's default variant.
 template <class Config>
-bool runs_here(const ForwardParams& p, AttentionDType dtype) {
+bool prepare(ForwardParams& p, AttentionDType dtype) {
   using T = Traits<Config>;
   if constexpr (T::kWgmma) {
     if (!wgmma_device()) return false;
   }
   if constexpr (T::kProducer) {
-    CUtensorMap map;
-    return detail::encode_operand(&map, dtype, p.q, T::kHeadDim, p.seq_q, p.heads_q, p.batch, p.q_seq_stride,
+    return detail::encode_operand(&p.tma_q, dtype, p.q, T::kHeadDim, p.seq_q, p.heads_q, p.batch, p.q_seq_stride,
                                   p.q_head_stride, p.q_batch_stride, T::kBlockM) == cudaSuccess &&
-           detail::encode_operand(&map, dtype, p.k, T::kHeadDim, p.seq_k, p.heads_kv, p.batch, p.k_seq_stride,
+           detail::encode_operand(&p.tma_k, dtype, p.k, T::kHeadDim, p.seq_k, p.heads_kv, p.batch, p.k_seq_stride,
                                   p.k_head_stride, p.k_batch_stride, T::kBlockN) == cudaSuccess &&
-           detail::encode_operand(&map, dtype, p.v, T::kHeadDim, p.seq_k, p.heads_kv, p.batch, p.v_seq_stride,
+           detail::encode_operand(&p.tma_v, dtype, p.v, T::kHeadDim, p.seq_k, p.heads_kv, p.batch, p.v_seq_stride,
                                   p.v_head_stride, p.v_batch_stride, T::kBlockN) == cudaSuccess;
   }
   return true;
 }
 
-// Enqueues the attention described by `p` (pointers, shape, strides, scale; the grid fields are
-// filled here) with variant Config. The keys are split only when the plan asks for it and either
-// the splits form a cluster or `scratch` holds at least scratch_bytes_for<Config>() bytes;
-// otherwise one pass, same result.
+// Enqueues the attention described by `p`, readied by prepare<Config> (pointers, shape, strides,
+// scale, descriptors; the grid fields are filled here) with variant Config. The keys are split only
+// when the plan asks for it and either the splits form a cluster or `scratch` holds at least
+// scratch_bytes_for<Config>() bytes; otherwise one pass, same result.
 template <class Config>
-cudaError_t launch(ForwardParams p, AttentionDType dtype, bool causal, void* scratch, std::size_t scratch_bytes,
-                   int sm_count, cudaStream_t stream) {
+cudaError_t enqueue(ForwardParams p, AttentionDType dtype, bool causal, void* scratch, std::size_t scratch_bytes,
+                    int sm_count, cudaStream_t stream) {
   using T = Traits<Config>;
-  if constexpr (T::kWgmma) {
-    if (!wgmma_device()) return cudaErrorNotSupported;  // the spaces offer WGMMA only on sm_90a devices
-  }
   int heads = 0;
   p.packed = packs_group<Config>(p);
   grid_rows<Config>(p, p.m_blocks, heads);
@@ -372,19 +369,6 @@ cudaError_t launch(ForwardParams p, AttentionDType dtype, bool causal, void* scr
     const std::size_t rows = static_cast<std::size_t>(p.batch) * p.heads_q * p.seq_q;
     p.o_partial = static_cast<float*>(scratch);
     p.lse_partial = p.o_partial + static_cast<std::size_t>(p.splits) * rows * T::kHeadDim;
-  }
-  if constexpr (T::kProducer) {
-    cudaError_t status = detail::encode_operand(&p.tma_q, dtype, p.q, T::kHeadDim, p.seq_q, p.heads_q, p.batch,
-                                                p.q_seq_stride, p.q_head_stride, p.q_batch_stride, T::kBlockM);
-    if (status == cudaSuccess) {
-      status = detail::encode_operand(&p.tma_k, dtype, p.k, T::kHeadDim, p.seq_k, p.heads_kv, p.batch, p.k_seq_stride,
-                                      p.k_head_stride, p.k_batch_stride, T::kBlockN);
-    }
-    if (status == cudaSuccess) {
-      status = detail::encode_operand(&p.tma_v, dtype, p.v, T::kHeadDim, p.seq_k, p.heads_kv, p.batch, p.v_seq_stride,
-                                      p.v_head_stride, p.v_batch_stride, T::kBlockN);
-    }
-    if (status != cudaSuccess) return status;
   }
   // PERSISTENT: one wave of blocks (as many as fit on every SM), never more than the units of work
   // (query blocks; with a causal mask, pairs of them: attention_wgmma_kernel.cuh, next_tile()).
@@ -402,6 +386,15 @@ cudaError_t launch(ForwardParams p, AttentionDType dtype, bool causal, void* scr
   }
   return causal ? detail::launch_forward<T, __half, true>(p, persistent_blocks, stream)
                 : detail::launch_forward<T, __half, false>(p, persistent_blocks, stream);
+}
+
+// prepare<Config>, then enqueue<Config>: cudaErrorNotSupported when the variant cannot run the call
+// on this device (prepare), before anything is enqueued.
+template <class Config>
+cudaError_t launch(ForwardParams p, AttentionDType dtype, bool causal, void* scratch, std::size_t scratch_bytes,
+                   int sm_count, cudaStream_t stream) {
+  if (!prepare<Config>(p, dtype)) return cudaErrorNotSupported;
+  return enqueue<Config>(p, dtype, causal, scratch, scratch_bytes, sm_count, stream);
 }
 
 }  // namespace kiln::attention

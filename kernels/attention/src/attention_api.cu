@@ -87,25 +87,29 @@ Problem to_problem(const AttentionParams& a) {
           ::kiln::Choice{a.q_strides.seq == a.head_dim ? "bhsd" : "bshd"}};
 }
 
-// Calls `launch(config)` with the variant the tuning chose for the call's problem, from the decode
-// family for a head dimension it has and few enough queries, else from the attention family; with
-// the member space's default variant (mma.sync: it runs on every device the library is built for,
-// with every stride the API accepts) where the chosen one cannot run the call here.
+// Calls `launch(config, q)` with the variant the tuning chose for the call's problem, from the
+// decode family for a head dimension it has and few enough queries, else from the attention
+// family, and `p` readied for it (attention::prepare: its TMA descriptors); with the member space's
+// default variant (mma.sync: it runs on every device the library is built for, with every stride
+// the API accepts) where the chosen one cannot run the call here.
 template <class Launch>
 auto dispatch(const AttentionParams& a, const ForwardParams& p, Launch&& launch) {
   auto launch_default = [&](auto config) {
     static_assert(!attention::Traits<decltype(config)>::kWgmma, "a space's default variant must run on every device");
-    return launch(config);
+    return launch(config, p);
+  };
+  auto readied = [&](auto config, auto dispatch_default) {
+    ForwardParams q = p;
+    if (attention::prepare<decltype(config)>(q, a.dtype)) return launch(config, q);
+    return dispatch_default(a.head_dim, launch_default);
   };
   if (a.seq_q <= attention::kDecodeMaxQueries && decode_family::has_key(a.head_dim)) {
     return decode_family::dispatch(a.head_dim, to_problem<decode_family::Problem>(a), [&](auto config) {
-      if (attention::runs_here<decltype(config)>(p, a.dtype)) return launch(config);
-      return decode_family::dispatch_default(a.head_dim, launch_default);
+      return readied(config, [](auto key, auto&& f) { return decode_family::dispatch_default(key, f); });
     });
   }
   return family::dispatch(a.head_dim, to_problem<family::Problem>(a), [&](auto config) {
-    if (attention::runs_here<decltype(config)>(p, a.dtype)) return launch(config);
-    return family::dispatch_default(a.head_dim, launch_default);
+    return readied(config, [](auto key, auto&& f) { return family::dispatch_default(key, f); });
   });
 }
 
@@ -115,9 +119,10 @@ void attention_forward(const AttentionParams& params, cudaStream_t stream) {
   validate(params);
   const ForwardParams p = params_for(params);
   const int sms = sm_count();
-  const cudaError_t status = dispatch(params, p, [&](auto config) {
+  const cudaError_t status = dispatch(params, p, [&](auto config, const ForwardParams& readied) {
     using Config = decltype(config);
-    return attention::launch<Config>(p, params.dtype, params.causal, params.workspace, params.workspace_bytes, sms, stream);
+    return attention::enqueue<Config>(readied, params.dtype, params.causal, params.workspace, params.workspace_bytes,
+                                      sms, stream);
   });
   if (status != cudaSuccess) {
     throw std::runtime_error(std::string("kiln::attention_forward: launch failed: ") + cudaGetErrorName(status) + " (" +
@@ -129,14 +134,15 @@ std::size_t attention_workspace_bytes(const AttentionParams& params) {
   validate(params);
   const ForwardParams p = params_for(params);
   const int sms = sm_count();
-  return dispatch(params, p, [&](auto config) {
-    return attention::scratch_bytes_for<decltype(config)>(p, sms);
+  return dispatch(params, p, [&](auto config, const ForwardParams& readied) {
+    return attention::scratch_bytes_for<decltype(config)>(readied, sms);
   });
 }
 
 const char* attention_variant_name(const AttentionParams& params) {
   validate(params);
-  return dispatch(params, params_for(params), [](auto config) -> const char* { return decltype(config)::kiln_name; });
+  return dispatch(params, params_for(params),
+                  [](auto config, const ForwardParams&) -> const char* { return decltype(config)::kiln_name; });
 }
 
 }  // namespace kiln
