@@ -71,15 +71,19 @@ class Sampler {
     h.field("kiln domain").field(space.kernel);
     seed_ = h.value();
     for (std::size_t i = 0; i < space.dims.size(); ++i) {
-      if (space.dims[i].symbolic) {
-        symbolic_.push_back(i);
-      } else {
+      if (!space.dims[i].symbolic) {
         axes_.push_back({i, *space.dims[i].range});
+      } else if (std::find(space.tuning.alternate.begin(), space.tuning.alternate.end(), space.dims[i].name) !=
+                 space.tuning.alternate.end()) {
+        alternating_.push_back(i);
+        alternations_ *= space.dims[i].domain.size();
+      } else {
+        symbolic_.push_back(i);
       }
     }
   }
 
-  // Every combination of symbolic values, odometer order (last dim fastest).
+  // Every combination of the crossed symbolic dims' values, odometer order (last dim fastest).
   std::vector<std::vector<std::string>> combinations() const {
     std::vector<std::vector<std::string>> out(1);
     for (std::size_t i : symbolic_) {
@@ -96,7 +100,7 @@ class Sampler {
   }
 
   std::vector<ProblemInstance> coverage(const std::vector<std::string>& combo, std::size_t quota, const char* pointer) {
-    start(combo);
+    start(combo, 1);
     std::vector<ProblemInstance> chosen;
     corners(chosen, quota);
     grid(chosen, quota);
@@ -108,7 +112,7 @@ class Sampler {
   // As many as the budget yields up to the quota: a pool to choose refinement points from, so a
   // domain with fewer free points than asked is no error.
   std::vector<ProblemInstance> refine_candidates(const std::vector<std::string>& combo, std::size_t quota) {
-    start(combo);
+    start(combo, 3);
     std::vector<ProblemInstance> chosen;
     draw(chosen, quota, 3);
     for (auto& p : chosen) p.pointer = "/tuning/refine";
@@ -116,7 +120,7 @@ class Sampler {
   }
 
   std::vector<ProblemInstance> held_out(const std::vector<std::string>& combo, std::size_t quota, const char* pointer) {
-    start(combo);
+    start(combo, 2);
     std::vector<ProblemInstance> chosen;
     if (quota == 0) return chosen;
     draw(chosen, quota, 2);
@@ -125,18 +129,45 @@ class Sampler {
   }
 
  private:
-  void start(const std::vector<std::string>& combo) {
+  void start(const std::vector<std::string>& combo, std::uint64_t purpose) {
     combo_ = combo;
+    purpose_ = purpose;
     probes_ = 0;
     feasible_seen_ = 0;
     rejected_.assign(space_.domain_constraints.size(), 0);
     ++combination_index_;
+    turn(0);
+  }
+
+  // The alternating dims' values for the n-th point a set takes (of this combination): each run of
+  // as many points as there are combinations of those values holds every combination once, in an
+  // order drawn afresh for each run, so that no value goes with one end of an int dim (the corners
+  // and the grid come in a fixed order).
+  void turn(std::size_t n) {
+    alternate_values_.clear();
+    if (alternating_.empty()) return;
+    const std::uint64_t run = n / alternations_;
+    std::vector<std::size_t> order(alternations_);
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    const std::uint64_t stream = (combination_index_ << 8) | (purpose_ + 16);
+    for (std::size_t i = order.size(); i > 1; --i) {
+      const std::uint64_t h = random::mix64(random::mix64(seed_ ^ (stream * 0x9E3779B97F4A7C15ull)) + run * 4096 + i);
+      std::swap(order[i - 1], order[h % i]);
+    }
+    std::size_t index = order[n % alternations_];
+    for (std::size_t k = alternating_.size(); k-- > 0;) {
+      const auto& values = space_.dims[alternating_[k]].domain;
+      alternate_values_.push_back(values[index % values.size()]);
+      index /= values.size();
+    }
+    std::reverse(alternate_values_.begin(), alternate_values_.end());
   }
 
   ProblemInstance point(const std::vector<double>& t) const {
     ProblemInstance p;
     p.values.resize(space_.dims.size());
     for (std::size_t k = 0; k < symbolic_.size(); ++k) p.values[symbolic_[k]] = combo_[k];
+    for (std::size_t k = 0; k < alternating_.size(); ++k) p.values[alternating_[k]] = alternate_values_[k];
     for (std::size_t a = 0; a < axes_.size(); ++a) p.values[axes_[a].dim] = value_at(axes_[a].range, t[a]);
     return p;
   }
@@ -181,6 +212,7 @@ class Sampler {
     }
     for (const auto& corner : ends) {
       if (chosen.size() >= quota) return;
+      turn(chosen.size());
       ProblemInstance p = point(corner);
       if (acceptable(p)) {
         chosen.push_back(std::move(p));
@@ -241,6 +273,7 @@ class Sampler {
     }
     const std::size_t n = usable.size();
     for (std::size_t i = 0; i < need && i < n && chosen.size() < quota; ++i) {
+      turn(chosen.size());
       const std::size_t index = need >= n ? i : (i * (n - 1)) / std::max<std::size_t>(need - 1, 1);
       ProblemInstance p = point(usable[index]);
       if (i % 2 == 1) {
@@ -264,6 +297,7 @@ class Sampler {
     for (std::uint64_t counter = 0; chosen.size() < quota && budget_left(); ++counter) {
       std::vector<double> t(axes_.size());
       for (std::size_t a = 0; a < t.size(); ++a) t[a] = uniform53(seed_, stream, counter * axes_.size() + a);
+      turn(chosen.size());
       ProblemInstance p = point(t);
       if (acceptable(p)) chosen.push_back(std::move(p));
     }
@@ -292,7 +326,11 @@ class Sampler {
 
   const Space& space_;
   std::uint64_t seed_ = 0;
-  std::vector<std::size_t> symbolic_;
+  std::vector<std::size_t> symbolic_;     // crossed: each combination of their values gets its share
+  std::vector<std::size_t> alternating_;  // tuning.alternate: their values taken in turn
+  std::size_t alternations_ = 1;          // combinations of the alternating dims' values
+  std::vector<std::string> alternate_values_;
+  std::uint64_t purpose_ = 0;
   std::vector<Axis> axes_;
   std::vector<std::string> combo_;
   std::uint64_t combination_index_ = 0;

@@ -199,7 +199,7 @@ std::int64_t domain_point_count(const JsonNode& node) {
 Tuning load_tuning(const JsonNode& node) {
   node.require_object(
       {"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance", "min_leaf_points", "screen", "refine",
-       "search", "budget", "search_options"},
+       "alternate", "search", "budget", "search_options"},
       {});
   Tuning t;
   if (node.has("max_variants")) t.max_variants = node["max_variants"].positive_integer();
@@ -226,6 +226,19 @@ Tuning load_tuning(const JsonNode& node) {
       node["refine"].fail("cannot add more refinement points than the coverage set has (" + std::to_string(t.coverage) +
                           "), got " + std::to_string(t.refine));
     }
+  }
+  if (node.has("alternate")) {
+    // Which dims they name is checked with the problem's dims (sections::check_domain).
+    const JsonNode n = node["alternate"];
+    n.require_array();
+    for (const JsonNode& element : n.elements()) {
+      const std::string& name = element.identifier();
+      if (std::find(t.alternate.begin(), t.alternate.end(), name) != t.alternate.end()) {
+        element.fail("\"" + name + "\" is named twice");
+      }
+      t.alternate.push_back(name);
+    }
+    if (t.alternate.empty()) n.fail("an empty list: leave the key out instead");
   }
   if (node.has("search")) {
     const JsonNode n = node["search"];

@@ -75,6 +75,9 @@ void check_domain(const JsonNode& root, Space& space) {
     if (space.tuning.coverage > 0 || space.tuning.held_out > 0) {
       root["tuning"].fail("tuning.coverage and tuning.held_out need a problem domain (a \"domain\" on every int dim)");
     }
+    if (!space.tuning.alternate.empty()) {
+      root["tuning"]["alternate"].fail("tuning.alternate needs a problem domain (a \"domain\" on every int dim)");
+    }
     if (!root.has("buckets")) fail_at(space.label, "/buckets", "required key is missing");
     return;
   }
@@ -89,6 +92,16 @@ void check_domain(const JsonNode& root, Space& space) {
     }
   }
   if (!any_int) fail_at(space.label, "/problem/dims", "a problem domain needs at least one int dim");
+  for (std::size_t i = 0; i < space.tuning.alternate.size(); ++i) {
+    const std::string& name = space.tuning.alternate[i];
+    const auto dim = std::find_if(space.dims.begin(), space.dims.end(), [&](const Dim& d) { return d.name == name; });
+    if (dim == space.dims.end() || !dim->symbolic) {
+      root["tuning"]["alternate"].elements()[i].fail(
+          (dim == space.dims.end() ? "no problem dim is named \"" + name + "\""
+                                   : "\"" + name + "\" is an int dim: its values come from its range") +
+          "; tuning.alternate names symbolic dims, whose values the points take in turn");
+    }
+  }
   if (space.tuning.coverage == 0) {
     fail_at(space.label, "/tuning/coverage", "a problem domain needs tuning.coverage (how many points to tune on)");
   }

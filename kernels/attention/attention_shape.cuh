@@ -79,7 +79,9 @@ struct Shape {
 };
 
 // The space's problem dims: B, Hq, Hkv, Sq, Sk (int), dtype (bf16|fp16), mask (full|causal),
-// layout (bshd|bhsd). The head dimension is the space's, not the problem's.
+// layout (bshd|bhsd); or G, the grouped-query heads per key/value head, in place of Hq (Hq = G ·
+// Hkv: a domain over G and Hkv holds only grouped shapes, where one over Hq and Hkv would mostly
+// draw pairs that do not divide). The head dimension is the space's, not the problem's.
 inline Shape shape_from_problem(const kiln::Problem& problem, int head_dim) {
   Shape s;
   auto dim = [&](const char* name) {
@@ -88,8 +90,14 @@ inline Shape shape_from_problem(const kiln::Problem& problem, int head_dim) {
     return static_cast<int>(v);
   };
   s.batch = dim("B");
-  s.heads_q = dim("Hq");
   s.heads_kv = dim("Hkv");
+  if (problem.has("G")) {
+    const std::int64_t heads_q = std::int64_t{dim("G")} * s.heads_kv;
+    if (heads_q > (std::int64_t{1} << 30)) throw kiln::Error("attention: G * Hkv out of range");
+    s.heads_q = static_cast<int>(heads_q);
+  } else {
+    s.heads_q = dim("Hq");
+  }
   s.seq_q = dim("Sq");
   s.seq_k = dim("Sk");
   s.head_dim = head_dim;

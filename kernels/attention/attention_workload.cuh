@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,11 @@ class Workload final : public kiln::Workload {
     if (host_reference()) host_ = HostInputs{q_.download(), k_.download(), v_.download()};
     params_ = params_for(shape_.attention_params(q_.get(), k_.get(), v_.get(), o_.get(), lse_.get()));
   }
+
+  // A rotation set: the inputs copied on the device, the host reference's copy and the scratch
+  // size taken over. Making a set anew draws its inputs and, for the small problems that rotate
+  // through thousands of sets, downloads them for the host reference each time.
+  std::unique_ptr<kiln::Workload> copy() const override { return std::unique_ptr<Workload>(new Workload(*this, 0)); }
 
   template <class Config>
   void run(cudaStream_t stream) {
@@ -166,6 +172,21 @@ class Workload final : public kiln::Workload {
   const Shape& shape() const { return shape_; }
 
  private:
+  // The copy behind copy(): the int only tells it from the (deleted) copy constructor.
+  Workload(const Workload& from, int)
+      : shape_(from.shape_), seed_(from.seed_), sm_count_(from.sm_count_), host_(from.host_) {
+    q_ = kiln::cuda::DeviceBuffer<std::uint16_t>(from.q_.size());
+    k_ = kiln::cuda::DeviceBuffer<std::uint16_t>(from.k_.size());
+    v_ = kiln::cuda::DeviceBuffer<std::uint16_t>(from.v_.size());
+    for (auto [to, source] : {std::pair{&q_, &from.q_}, std::pair{&k_, &from.k_}, std::pair{&v_, &from.v_}}) {
+      KILN_CUDA_CHECK(cudaMemcpy(to->get(), source->get(), source->bytes(), cudaMemcpyDeviceToDevice));
+    }
+    o_ = kiln::cuda::DeviceBuffer<std::uint16_t>(from.o_.size());
+    lse_ = kiln::cuda::DeviceBuffer<float>(from.lse_.size());
+    scratch_ = kiln::cuda::DeviceBuffer<float>(from.scratch_.size());
+    params_ = params_for(shape_.attention_params(q_.get(), k_.get(), v_.get(), o_.get(), lse_.get()));
+  }
+
   bool host_reference() const { return shape_.rows() * shape_.seq_k * kHeadDim <= kHostReferenceMacs; }
 
   static constexpr std::uint64_t kQStream = 1, kKStream = 2, kVStream = 3;

@@ -138,6 +138,7 @@ ordered_json tuning_json(const Manifest& m) {
     if (m.tuning.min_leaf_points != 1) t["min_leaf_points"] = m.tuning.min_leaf_points;  // 0: auto
     if (m.tuning.screen != 0) t["screen"] = m.tuning.screen;
     if (m.tuning.refine != 0) t["refine"] = m.tuning.refine;
+    if (!m.tuning.alternate.empty()) t["alternate"] = m.tuning.alternate;
   }
   if (!m.tuning.search.empty()) t["search"] = m.tuning.search;
   if (!m.tuning.budget.empty()) t["budget"] = ordered_json::parse(m.tuning.budget);
@@ -159,6 +160,7 @@ Tuning tuning_from_json(const ordered_json& j) {
   t.min_leaf_points = j.value("min_leaf_points", t.min_leaf_points);
   t.screen = j.value("screen", t.screen);
   t.refine = j.value("refine", t.refine);
+  t.alternate = j.value("alternate", t.alternate);
   if (j.contains("search")) {
     t.search = j.at("search").get<std::string>();
     if (!is_search_strategy(t.search)) throw InputError("tuning.search: unknown search strategy '" + t.search + "'");
@@ -314,6 +316,12 @@ Manifest from_json(const ordered_json& j, const std::string& label, const std::f
     check_problem_set(m, m.refine_candidates, "refine_candidates");
   } catch (const InputError& e) {
     throw InputError(label + ": " + e.what());
+  }
+  for (const std::string& name : m.tuning.alternate) {
+    const auto dim = std::find_if(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == name; });
+    if (dim == m.dims.end() || !dim->symbolic) {
+      throw InputError(label + ": tuning.alternate names \"" + name + "\", not a symbolic dim of the problem");
+    }
   }
   if (!m.variant_index(m.default_variant)) {
     throw InputError(label + ": default variant " + m.default_variant + " is not among the variants");

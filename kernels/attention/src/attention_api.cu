@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "attention_device.hpp"
 #include "attention_launch.cuh"
@@ -74,17 +75,31 @@ void validate(const AttentionParams& a) {
   check_strides("o", a.o_strides);
 }
 
-// The call as a family's problem (both families' spaces declare the same dims, in the same order).
+// Whether a family's problem names the grouped-query heads per key/value head (G, the decode
+// spaces: their domain is drawn over G and Hkv) rather than the query heads (Hq).
+template <class Problem, class = void>
+struct NamesGroup : std::false_type {};
+template <class Problem>
+struct NamesGroup<Problem, std::void_t<decltype(Problem::G)>> : std::true_type {};
+
+// The call as a family's problem, field by field: the families' spaces name their dims alike but
+// for Hq and G.
 template <class Problem>
 Problem to_problem(const AttentionParams& a) {
-  return {a.batch,
-          a.heads_q,
-          a.heads_kv,
-          a.seq_q,
-          a.seq_k,
-          ::kiln::Choice{attention::dtype_name(a.dtype)},
-          ::kiln::Choice{a.causal ? "causal" : "full"},
-          ::kiln::Choice{a.q_strides.seq == a.head_dim ? "bhsd" : "bshd"}};
+  Problem p{};
+  p.B = a.batch;
+  p.Hkv = a.heads_kv;
+  if constexpr (NamesGroup<Problem>::value) {
+    p.G = a.heads_q / a.heads_kv;  // validate() made heads_q a multiple of heads_kv
+  } else {
+    p.Hq = a.heads_q;
+  }
+  p.Sq = a.seq_q;
+  p.Sk = a.seq_k;
+  p.dtype = ::kiln::Choice{attention::dtype_name(a.dtype)};
+  p.mask = ::kiln::Choice{a.causal ? "causal" : "full"};
+  p.layout = ::kiln::Choice{a.q_strides.seq == a.head_dim ? "bhsd" : "bshd"};
+  return p;
 }
 
 // Calls `launch(config, q)` with the variant the tuning chose for the call's problem, from the

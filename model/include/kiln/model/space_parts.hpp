@@ -106,6 +106,12 @@ struct Tuning {
   // coverage point its leaf was fitted to (a leaf that stretches far past its points guesses
   // there), timed on the finalists; the dispatch is then learned again. 0: none.
   std::int64_t refine = 0;
+  // Symbolic dims of the domain whose values the coverage and held-out points take in turn, rather
+  // than each combination of values getting its own share: dims that change a kernel's speed
+  // little (a decode kernel's layout, dtype and mask) would otherwise divide a few points among
+  // many combinations and leave each with the corners of the box only. Empty: every symbolic dim
+  // is crossed, as before.
+  std::vector<std::string> alternate;
   // The search the tuner runs on this space unless its command line names one (a large space's
   // author says "forest" with a budget where measuring every variant would cost hours): a strategy
   // of kSearchStrategies, and its budget as written ("40": variants; "0.15": a fraction of the
