@@ -56,7 +56,7 @@ double median(std::vector<double> values) {
 std::string dispatched_variant(const Manifest& m, const Record& record, const Problem& p) {
   if (record.domain && record.domain->tree) {
     const auto& tree = *record.domain->tree;
-    const std::string& v = tree.nodes[tree.leaf_of(p)].variant;
+    const std::string& v = tree.nodes[tree.leaf_of(m.with_features(p))].variant;
     return m.variant_index(v) ? v : m.default_variant;
   }
   if (auto b = m.bucket_of(p)) {
@@ -114,6 +114,13 @@ std::map<std::size_t, PointTimes> times_of(const EvaluationContext& ctx, const s
     report();
   }
   return times;
+}
+
+// The table as the tree learns from it: each point with its features' values beside its dims (the
+// table itself keeps the points as measured, whose keys name their times).
+TreeTable with_features(const Manifest& m, TreeTable t) {
+  for (auto& p : t.points) p = m.with_features(p);
+  return t;
 }
 
 }  // namespace
@@ -233,9 +240,9 @@ std::vector<Problem> refine_points(const Manifest& m, const DispatchTree& tree, 
   std::set<std::string> taken;
   for (const auto& p : fitted) taken.insert(p.key());
   std::map<std::size_t, std::vector<const Problem*>> fitted_in_leaf;
-  for (const auto& p : fitted) fitted_in_leaf[tree.leaf_of(p)].push_back(&p);
+  for (const auto& p : fitted) fitted_in_leaf[tree.leaf_of(m.with_features(p))].push_back(&p);
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    leaf[i] = tree.leaf_of(candidates[i]);
+    leaf[i] = tree.leaf_of(m.with_features(candidates[i]));
     for (const Problem* p : fitted_in_leaf[leaf[i]]) {
       nearest[i] = std::min(nearest[i], log2_distance_between(m, candidates[i], *p));
     }
@@ -405,7 +412,7 @@ void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>&
   if (m.buckets.empty()) {
     const TreeOptions options{m.tuning.regret_tolerance, TreeOptions{}.max_depth,
                               static_cast<std::size_t>(m.tuning.min_leaf_points)};
-    d.tree = learn_tree(table, options);
+    d.tree = learn_tree(with_features(m, table), options);
     const std::vector<Problem> refinement = refine_points(m, *d.tree, table.points);
     if (!refinement.empty()) {
       // The refinement points timed on the variants the tree was learned from; a variant that
@@ -457,7 +464,7 @@ void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>&
         }
         table = std::move(wider);
         d.refine_points = refinement.size();
-        d.tree = learn_tree(table, options);
+        d.tree = learn_tree(with_features(m, table), options);
         out << "kiln: " << m.kernel << ": " << refinement.size() << " refinement points timed on "
             << table.variants.size() << " variants; dispatch learned again over " << table.points.size() << " points\n";
       }

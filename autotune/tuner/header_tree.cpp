@@ -1,6 +1,7 @@
 // The dispatch header of a space with a problem domain and no buckets: the learned tree from the
 // record, written twice as nested if/else on the named dims (dispatch() launches each leaf's
 // configuration, provenance() says what the leaf measured).
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -11,10 +12,17 @@
 namespace kiln::tuner {
 namespace {
 
-// A split's condition as C++ on the named dim: `p.cols <= 1448`, `p.dtype == "bf16"`.
-std::string condition(const TreeNode& n) {
+// A split's condition as C++ on the named dim or feature: `p.cols <= 1448`, `p.dtype == "bf16"`,
+// `(p.G * p.Sq) <= 16`.
+std::string condition(const Manifest& m, const TreeNode& n) {
   std::ostringstream c;
-  c << "p." << n.dim;
+  const auto feature = std::find_if(m.features.begin(), m.features.end(), [&](const Feature& f) { return f.name == n.dim; });
+  if (feature != m.features.end()) {
+    // to_cpp() parenthesises every operation, so the comparison binds to the whole feature.
+    c << feature->expr.to_cpp([](std::string_view name) { return "p." + std::string(name); });
+  } else {
+    c << "p." << n.dim;
+  }
   if (n.threshold) {
     const bool fits = *n.threshold >= std::numeric_limits<int>::min() && *n.threshold <= std::numeric_limits<int>::max();
     c << " <= " << (fits ? std::to_string(*n.threshold) : integer_literal(*n.threshold));
@@ -33,7 +41,13 @@ std::optional<std::string> unusable(const Manifest& m, const DispatchTree& tree)
     for (const auto& d : m.dims) {
       if (d.name == n.dim) dim = &d;
     }
-    if (dim == nullptr) return "the record's dispatch splits on '" + n.dim + "', not a dim of the space";
+    const bool feature =
+        std::any_of(m.features.begin(), m.features.end(), [&](const Feature& f) { return f.name == n.dim; });
+    if (feature) {
+      if (n.symbol) return "the record's dispatch splits on '" + n.dim + "' as a symbolic dim; the space's is a feature";
+      continue;
+    }
+    if (dim == nullptr) return "the record's dispatch splits on '" + n.dim + "', not a dim or feature of the space";
     if (dim->symbolic != n.symbol.has_value()) return "the record's dispatch splits on '" + n.dim + "' as the other kind of dim";
   }
   return std::nullopt;
@@ -41,7 +55,7 @@ std::optional<std::string> unusable(const Manifest& m, const DispatchTree& tree)
 
 class TreeWriter {
  public:
-  TreeWriter(const DispatchTree& tree, std::ostream& h) : tree_(tree), h_(h) {}
+  TreeWriter(const Manifest& m, const DispatchTree& tree, std::ostream& h) : m_(m), tree_(tree), h_(h) {}
 
   // Writes the tree from the root; `leaf(index, number, indent)` writes a leaf's statement.
   void write(const std::function<void(const TreeNode&, std::size_t, const std::string&)>& leaf) {
@@ -57,13 +71,14 @@ class TreeWriter {
       (*leaf_)(n, next_leaf_++, indent);
       return;
     }
-    h_ << indent << "if (" << condition(n) << ") {\n";
+    h_ << indent << "if (" << condition(m_, n) << ") {\n";
     node(static_cast<std::size_t>(n.yes), indent + "  ");
     h_ << indent << "} else {\n";
     node(static_cast<std::size_t>(n.no), indent + "  ");
     h_ << indent << "}\n";
   }
 
+  const Manifest& m_;
   const DispatchTree& tree_;
   std::ostream& h_;
   const std::function<void(const TreeNode&, std::size_t, const std::string&)>* leaf_ = nullptr;
@@ -142,7 +157,7 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
   }
 
   const RecordedDomain& d = *record->domain;
-  TreeWriter writer(*tree, h);
+  TreeWriter writer(m, *tree, h);
   h << "// The dispatch learned from measurements at " << d.coverage_points << " coverage points of the domain: at\n"
     << "// each, the configuration of its leaf was within " << number(d.tolerance, 3)
     << "x of the fastest variant measured there\n// (worst regret " << number(d.coverage_worst_regret, 3) << ", median "

@@ -12,6 +12,7 @@ namespace kiln::tuner {
 using model::Bucket;
 using model::Dim;
 using model::environment_of;
+using model::Feature;
 using model::Manifest;
 using model::Parameter;
 using model::value_text;

@@ -40,6 +40,7 @@ model::Manifest manifest(const Space& space, const Device& target, const Enumera
   m.pruned = model::Pruned{enumeration.total, enumeration.variants.size(), enumeration.pruned};
   m.dims = shared_parts<model::Dim>(space.dims);
   for (const Constraint& c : space.domain_constraints) m.domain_constraints.push_back(c.expr);
+  m.features = space.features;
   m.work = shared_parts<model::WorkTerm>(space.work);
   m.problems = problems_of(space, space.problems);
   m.checks = problems_of(space, space.checks);

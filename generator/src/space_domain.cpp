@@ -75,6 +75,7 @@ void check_domain(const JsonNode& root, Space& space) {
     if (space.tuning.coverage > 0 || space.tuning.held_out > 0) {
       root["tuning"].fail("tuning.coverage and tuning.held_out need a problem domain (a \"domain\" on every int dim)");
     }
+    if (problem.has("features")) problem["features"].fail("features need a domain (a \"domain\" on every int dim)");
     if (!space.tuning.alternate.empty()) {
       root["tuning"]["alternate"].fail("tuning.alternate needs a problem domain (a \"domain\" on every int dim)");
     }

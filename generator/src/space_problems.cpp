@@ -97,7 +97,7 @@ std::string problem_key(const Space& space, const ProblemInstance& problem) {
 namespace sections {
 
 void load_problem(const JsonNode& problem, DeclaredNames& names, Space& space) {
-  problem.require_object({"dims", "domain_constraints", "work"}, {"dims", "work"});
+  problem.require_object({"dims", "domain_constraints", "features", "work"}, {"dims", "work"});
   problem["dims"].require_at_most(kMaxDims, "dims");
   for (const JsonNode& member : problem["dims"].members()) {
     Dim dim = load_dim(member);
@@ -111,6 +111,21 @@ void load_problem(const JsonNode& problem, DeclaredNames& names, Space& space) {
     space.work.push_back(WorkTerm{{term.key(), load_expression(space, term, visible)}, term.pointer()});
   }
   if (problem.has("domain_constraints")) load_domain_constraints(problem["domain_constraints"], space);
+  if (problem.has("features")) {
+    // Over the int dims only: the learned dispatch splits on a feature as on an int dim.
+    NameTable ints;
+    for (const Dim& dim : space.dims) {
+      if (!dim.symbolic) ints.add_integer(dim.name);
+    }
+    const JsonNode features = problem["features"];
+    features.require_object();
+    features.require_at_most(kMaxFeatures, "features");
+    for (const JsonNode& member : features.members()) {
+      names.declare(member, member.key(), "a problem feature");
+      space.features.push_back(model::Feature{member.key(), load_expression(space, member, ints)});
+    }
+    if (space.features.empty()) features.fail("an empty object: leave the key out instead");
+  }
 }
 
 std::vector<ProblemInstance> load_instances(const JsonNode& list, const Space& space) {

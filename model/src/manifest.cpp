@@ -23,6 +23,14 @@ std::optional<std::size_t> Manifest::bucket_of(const Problem& p) const {
   return std::nullopt;
 }
 
+Problem Manifest::with_features(const Problem& p) const {
+  if (features.empty()) return p;
+  const Environment env = environment_of(p);
+  Problem out = p;
+  for (const Feature& f : features) out.set(f.name, f.expr.evaluate(env));
+  return out;
+}
+
 std::map<std::string, double> Manifest::work_of(const Problem& p) const {
   const Environment env = environment_of(p);
   std::map<std::string, double> out;

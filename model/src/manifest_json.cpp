@@ -98,6 +98,11 @@ ordered_json problem_json(const Manifest& m) {
     for (const Expr& c : m.domain_constraints) constraints.push_back(c.text());
     out["domain_constraints"] = constraints;
   }
+  if (!m.features.empty()) {
+    ordered_json features = ordered_json::object();
+    for (const Feature& f : m.features) features[f.name] = f.expr.text();
+    out["features"] = features;
+  }
   out["work"] = work;
   return out;
 }
@@ -106,6 +111,10 @@ void problem_section_from_json(const ordered_json& problem, Manifest& m) {
   for (const auto& [name, type] : problem.at("dims").items()) m.dims.push_back(dim_from_json(name, type));
   for (const auto& c : problem.value("domain_constraints", ordered_json::array())) {
     m.domain_constraints.push_back(Expr::parse(c.get<std::string>()));
+  }
+  const ordered_json features = problem.value("features", ordered_json::object());
+  for (const auto& [name, text] : features.items()) {
+    m.features.push_back(Feature{name, Expr::parse(text.get<std::string>())});
   }
   for (const auto& [name, text] : problem.at("work").items()) {
     m.work.push_back(WorkTerm{name, Expr::parse(text.get<std::string>())});
@@ -316,6 +325,17 @@ Manifest from_json(const ordered_json& j, const std::string& label, const std::f
     check_problem_set(m, m.refine_candidates, "refine_candidates");
   } catch (const InputError& e) {
     throw InputError(label + ": " + e.what());
+  }
+  for (const Feature& f : m.features) {
+    if (std::any_of(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == f.name; })) {
+      throw InputError(label + ": problem.features: \"" + f.name + "\" is also a dim");
+    }
+    for (const auto& name : f.expr.names()) {
+      const auto dim = std::find_if(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == name; });
+      if (dim == m.dims.end() || dim->symbolic) {
+        throw InputError(label + ": problem.features." + f.name + " reads \"" + std::string(name) + "\", not an int dim");
+      }
+    }
   }
   for (const std::string& name : m.tuning.alternate) {
     const auto dim = std::find_if(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == name; });

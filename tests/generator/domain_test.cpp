@@ -1,6 +1,7 @@
 // Problem domains: loading, and the coverage and held-out points drawn from them. The bad inputs
 // are in the corpus of bad/ (domain_*.space.json), checked by generator_space_test.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "gen_test_support.hpp"
@@ -152,4 +153,38 @@ TEST_CASE("primes and odd sizes", "[domain]") {
   CHECK(kiln::gen::odd_size(1, 1, 4096) == 1);
   CHECK(kiln::gen::odd_size(4096, 1, 4096) == 4093);  // no prime up to max: the largest below
   CHECK(kiln::gen::odd_size(8, 8, 10) == 8);          // no prime in the range at all
+}
+
+TEST_CASE("alternating symbolic dims take their values in turn: the crossed ones still share the points equally",
+          "[domain]") {
+  const Space s = load_space(good_space("domain_alternate_cpu.space.json"), load_device(device("cpu")));
+  REQUIRE(s.tuning.alternate == std::vector<std::string>{"layout", "mask"});
+  REQUIRE(s.coverage.size() == 48);
+  REQUIRE(s.held_out.size() == 24);
+  auto count = [&](const std::vector<ProblemInstance>& set, std::size_t dim, const std::string& value) {
+    return std::count_if(set.begin(), set.end(),
+                         [&](const ProblemInstance& p) { return std::get<std::string>(p.values[dim]) == value; });
+  };
+  // dims: rows, cols, dtype (crossed), layout, mask (alternating: six combinations).
+  for (const auto* set : {&s.coverage, &s.held_out}) {
+    CHECK(static_cast<std::size_t>(count(*set, 2, "bf16")) * 2 == set->size());
+    // Each dtype's share (24 or 12 points) holds every layout-and-mask combination equally often.
+    for (const std::string dtype : {"fp32", "bf16"}) {
+      std::map<std::string, int> seen;
+      for (const auto& p : *set) {
+        if (std::get<std::string>(p.values[2]) != dtype) continue;
+        ++seen[std::get<std::string>(p.values[3]) + "/" + std::get<std::string>(p.values[4])];
+      }
+      REQUIRE(seen.size() == 6);
+      for (const auto& [combination, n] : seen) CHECK(n * 6 * 2 == static_cast<int>(set->size()));
+    }
+  }
+  // The corners are there for each crossed combination, whatever layout and mask they drew.
+  auto has = [&](auto predicate) { return std::any_of(s.coverage.begin(), s.coverage.end(), predicate); };
+  CHECK(has([&](const ProblemInstance& p) { return int_of(s, p, "rows") == 4194304; }));
+  CHECK(has([&](const ProblemInstance& p) { return int_of(s, p, "cols") == 262144; }));
+  // And drawing them is deterministic.
+  const Space again = load_space(good_space("domain_alternate_cpu.space.json"), load_device(device("cpu")));
+  CHECK(keys(s, s.coverage) == keys(again, again.coverage));
+  CHECK(keys(s, s.held_out) == keys(again, again.held_out));
 }

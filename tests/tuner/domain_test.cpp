@@ -802,3 +802,71 @@ TEST_CASE("the report gives the held-out figures and an escaped SVG heat map", "
   CHECK(svg.find("rows=100 cols=3000 dtype=fp32: 2.000") != std::string::npos);
   CHECK(heat_map_svg(r, true).find("1.111") != std::string::npos);
 }
+
+// Variant "small" is fastest where rows * cols <= 4096 (one block's tile), "big" beyond: along
+// either dim alone the winner alternates, so without the feature no split serves the points.
+TEST_CASE("a feature over the dims is split on like a dim, and its header computes it", "[tree][header]") {
+  kiln_test::TempDir dir("kiln-domain-feature");
+  std::string space = kDomainSpace;
+  const std::string constraints = R"("domain_constraints": [ "rows * cols >= 64" ],)";
+  space.replace(space.find(constraints), constraints.size(), constraints + R"( "features": { "cells": "rows * cols" },)");
+  kiln_test::write_file(dir / "dtoy.space.json", space);
+  kiln::gen::generate(dir / "dtoy.space.json", std::filesystem::path(KILN_SOURCE_DIR) / "presets/devices/cpu.json",
+                      dir / "out");
+  const Manifest m = load_manifest(dir / "out/manifest.json");
+  REQUIRE(m.features.size() == 1);
+  CHECK(m.with_features(rc(3, 5)).i("cells") == 15);
+
+  TreeTable t;
+  t.variants = {"dtoy__VEC4", "dtoy__VEC16"};
+  for (std::int64_t rows : {4, 16, 64, 256, 1024}) {
+    for (std::int64_t cols : {4, 16, 64, 256, 1024}) {
+      t.points.push_back(m.with_features(rc(rows, cols)));
+      const bool small = rows * cols <= 4096;
+      t.time.push_back({small ? 1e-6 : 3e-6, small ? 3e-6 : 1e-6});
+      t.floor_s.push_back(5e-7);
+    }
+  }
+  const DispatchTree tree = learn_tree(t, {1.05});
+  CHECK(tree.leaf_count() == 2);
+  CHECK(tree.nodes[0].dim == "cells");
+  CHECK(worst_regret_of(tree, t) == 1.0);
+  TreeTable plain = t;
+  for (auto& p : plain.points) p = rc(p.i("rows"), p.i("cols"));
+  CHECK(learn_tree(plain, {1.05}).leaf_count() > 2);
+
+  Record r = tree_record();
+  r.domain->tree = tree;
+  CHECK(dispatched_variant(m, r, rc(32, 32)) == "dtoy__VEC4");
+  CHECK(dispatched_variant(m, r, rc(100, 100)) == "dtoy__VEC16");
+  std::vector<std::string> warnings;
+  const std::string header = dispatch_header(m, r, warnings);
+  CHECK(warnings.empty());
+  INFO(header);
+  CHECK(header.find("if ((p.rows * p.cols) <= 8192) {") != std::string::npos);
+  kiln_test::write_file(dir / "include/kiln/tuned/dtoy.hpp", header);
+  kiln_test::write_file(dir / "use.cpp", R"(
+#include "kiln/tuned/dtoy.hpp"
+using namespace kiln::tuned::dtoy;
+int main() {
+  int a = dispatch(Problem{32, 32, kiln::Choice{"fp32"}}, [](auto config) { return decltype(config)::VEC; });
+  int b = dispatch(Problem{100, 100, kiln::Choice{"fp32"}}, [](auto config) { return decltype(config)::VEC; });
+  return a == 4 && b == 16 ? 0 : 1;
+}
+)");
+  std::string output;
+  auto sink = [&](const std::string& line) { output += line + "\n"; };
+  ChildResult built = run_child({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", "c++", "-std=c++17", "-Wall", "-Werror",
+                                 "-I" + (dir / "include").string(), "-I" + std::string(KILN_SOURCE_DIR) + "/autotune/include",
+                                 (dir / "use.cpp").string(), "-o", (dir / "use").string()},
+                                std::chrono::seconds(120), sink);
+  INFO(output);
+  REQUIRE(built.exited_cleanly());
+  CHECK(run_child({(dir / "use").string()}, std::chrono::seconds(10), sink).exited_cleanly());
+
+  // A record splitting on a name the space has neither as dim nor as feature: the default, said why.
+  r.domain->tree->nodes[0].dim = "area";
+  dispatch_header(m, r, warnings);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("'area', not a dim or feature of the space") != std::string::npos);
+}

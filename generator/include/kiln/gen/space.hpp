@@ -40,6 +40,7 @@ inline constexpr std::int64_t kMaxDomainPoints = 1024;
 // hold such a candidate in every leaf.
 inline constexpr std::int64_t kRefineCandidatesPerPoint = 16;
 inline constexpr std::size_t kMaxDomainConstraints = 64;
+inline constexpr std::size_t kMaxFeatures = 16;
 inline constexpr std::int64_t kMaxDomainValue = std::int64_t{1} << 48;
 
 // Throws (at `pointer`) when `count` evaluations of `exprs_nodes` nodes each exceed
@@ -103,6 +104,7 @@ struct Space {
   std::vector<Bucket> buckets;  // may be empty with a domain: the tuner learns the dispatch
   std::vector<std::size_t> problem_buckets;  // for each problem, the index of its bucket
   std::vector<Constraint> domain_constraints;  // over dims: which points the domain holds
+  std::vector<model::Feature> features;        // over int dims: what the learned dispatch may split on
   // Drawn from the domain by sample_domain (domain.hpp) when the space has one.
   std::vector<ProblemInstance> coverage;
   std::vector<ProblemInstance> held_out;

@@ -42,6 +42,7 @@ struct Manifest {
   Pruned pruned;
   std::vector<Dim> dims;
   std::vector<Expr> domain_constraints;  // over dims; empty without a domain
+  std::vector<Feature> features;         // over the int dims; only with a domain
   std::vector<WorkTerm> work;
   std::vector<Problem> problems;
   std::vector<Problem> checks;
@@ -61,6 +62,8 @@ struct Manifest {
   std::optional<std::size_t> variant_index(const std::string& name) const;
   // Index of the first bucket whose condition holds for the problem, if any.
   std::optional<std::size_t> bucket_of(const Problem& p) const;
+  // The problem with each feature's value beside its dims, as the learned dispatch reads it.
+  Problem with_features(const Problem& p) const;
   // Work per resource for one problem, as the space's expressions give it.
   std::map<std::string, double> work_of(const Problem& p) const;
 };

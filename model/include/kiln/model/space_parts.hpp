@@ -72,6 +72,15 @@ struct WorkTerm {
   bool operator==(const WorkTerm&) const = default;
 };
 
+// One of `problem.features`: a named integer expression over a domain's int dims that the learned
+// dispatch may split on besides the dims themselves (a decode kernel's packed query rows, G * Sq,
+// decide which block height fits; no split on G or Sq alone says so).
+struct Feature {
+  std::string name;
+  Expr expr;
+  bool operator==(const Feature&) const = default;
+};
+
 struct Bucket {
   std::string name;
   Expr when;
