@@ -58,12 +58,24 @@ bool packs_group(const ForwardParams& p) {
   return Traits<Config>::kPackGqa && p.group > 1;
 }
 
-// The grid's query blocks and its head dimension (query heads, or key/value heads when packed).
+// The grid's query blocks and its head dimension (query heads, or key/value heads when packed)
+// for blocks of `block_m` rows. One function for the launch and for the workload's scratch bound
+// (max_split_scratch_bytes): when the bound counted unpacked blocks only, a packed call's plan asked
+// for more splits than the scratch held, and the launch then ran it unsplit.
+struct GridRows {
+  int m_blocks = 0;
+  int heads = 0;
+};
+
+inline GridRows grid_rows_of(int heads_q, int heads_kv, int seq_q, int block_m, bool packed) {
+  return {ceil_div(packed ? seq_q * (heads_q / heads_kv) : seq_q, block_m), packed ? heads_kv : heads_q};
+}
+
 template <class Config>
 void grid_rows(const ForwardParams& p, int& m_blocks, int& heads) {
-  const bool packed = packs_group<Config>(p);
-  m_blocks = ceil_div(packed ? p.seq_q * p.group : p.seq_q, Traits<Config>::kBlockM);
-  heads = packed ? p.heads_kv : p.heads_q;
+  const GridRows g = grid_rows_of(p.heads_q, p.heads_kv, p.seq_q, Traits<Config>::kBlockM, packs_group<Config>(p));
+  m_blocks = g.m_blocks;
+  heads = g.heads;
 }
 
 // The forward kernel of a variant: the warpgroup-MMA one (WGMMA = 1) or the mma.sync one. Both
