@@ -113,6 +113,7 @@ void problem_section_from_json(const ordered_json& problem, Manifest& m) {
     m.domain_constraints.push_back(Expr::parse(c.get<std::string>()));
   }
   const ordered_json features = problem.value("features", ordered_json::object());
+  if (!features.is_object()) throw InputError("problem.features: expected an object of named expressions");
   for (const auto& [name, text] : features.items()) {
     m.features.push_back(Feature{name, Expr::parse(text.get<std::string>())});
   }
@@ -308,8 +309,11 @@ Manifest from_json(const ordered_json& j, const std::string& label, const std::f
   Manifest m;
   try {
     m = fields_from_json(j, label, base_dir);
-  } catch (const InputError&) {
-    throw;
+  } catch (const InputError& e) {
+    // The file named once: a field's message (tuning.search: ...) gets it here.
+    const std::string what = e.what();
+    if (what.rfind(label + ": ", 0) == 0) throw;
+    throw InputError(label + ": " + what);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(label + ": manifest field missing or of the wrong type: " + e.what());
   } catch (const ExprError& e) {

@@ -309,3 +309,45 @@ TEST_CASE("a space's own search and budget reach the manifest as written, and re
   CHECK_THAT(generator_error([&] { kiln::model::load_manifest(tmp / "options/manifest.json"); }),
              kiln_test::ContainsSubstring("tuning.search_options.batch: expected a positive number, got -1"));
 }
+
+TEST_CASE("a domain's features and alternating dims reach the manifest, and a hostile manifest's are refused",
+          "[space]") {
+  kiln_test::TempDir tmp("kiln-gen-features");
+  REQUIRE(run_generate(good_space("domain_alternate_cpu.space.json"), device("cpu"), tmp / "out").rc == 0);
+  const ordered_json m = read_json(tmp / "out/manifest.json");
+  CHECK(m.at("problem").at("features") == ordered_json({{"cells", "rows * cols"}}));
+  CHECK(m.at("tuning").at("alternate") == ordered_json({"layout", "mask"}));
+  const kiln::model::Manifest read = kiln::model::load_manifest(tmp / "out/manifest.json");
+  REQUIRE(read.features.size() == 1);
+  CHECK(read.features[0].name == "cells");
+  CHECK(read.tuning.alternate == std::vector<std::string>{"layout", "mask"});
+  // Without them (the plain domain space) the manifest has neither key.
+  REQUIRE(run_generate(good_space("domain_cpu.space.json"), device("cpu"), tmp / "plain").rc == 0);
+  const ordered_json plain = read_json(tmp / "plain/manifest.json");
+  CHECK_FALSE(plain.at("problem").contains("features"));
+  CHECK_FALSE(plain.at("tuning").contains("alternate"));
+
+  const std::string file = (tmp / "out/manifest.json").string();
+  auto refused = [&](const ordered_json& hostile) {
+    write_json(tmp / "out/manifest.json", hostile);
+    return generator_error([&] { kiln::model::load_manifest(tmp / "out/manifest.json"); });
+  };
+  ordered_json hostile = m;
+  hostile["problem"]["features"] = ordered_json::array({"rows"});
+  std::string error = refused(hostile);
+  CHECK_THAT(error, StartsWith(file + ": "));
+  CHECK_THAT(error, kiln_test::ContainsSubstring("problem.features: expected an object"));
+  hostile = m;
+  hostile["problem"]["features"] = {{"rows", "cols * 2"}};
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("problem.features: \"rows\" is also a dim"));
+  hostile = m;
+  hostile["problem"]["features"] = {{"cells", "layout == 'rm' ? rows : cols"}};
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("reads \"layout\", not an int dim"));
+  hostile = m;
+  hostile["tuning"]["alternate"] = {"rows"};
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("tuning.alternate names \"rows\", not a symbolic dim"));
+  hostile = m;
+  hostile["tuning"]["search"] = "bayes";
+  error = refused(hostile);
+  CHECK_THAT(error, StartsWith(file + ": tuning.search: unknown search strategy 'bayes'"));
+}
