@@ -143,6 +143,20 @@ Record tree_record() {
   return r;
 }
 
+// Compiles dir/use.cpp against the header written under dir/include (a real compiler, warnings as
+// errors) and runs it: it exits 0 when the dispatch chose what it checks.
+void compile_and_run_use(const kiln_test::TempDir& dir) {
+  std::string output;
+  auto sink = [&](const std::string& line) { output += line + "\n"; };
+  ChildResult built = run_child({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", "c++", "-std=c++17", "-Wall", "-Werror",
+                                 "-I" + (dir / "include").string(), "-I" + std::string(KILN_SOURCE_DIR) + "/autotune/include",
+                                 (dir / "use.cpp").string(), "-o", (dir / "use").string()},
+                                std::chrono::seconds(120), sink);
+  INFO(output);
+  REQUIRE(built.exited_cleanly());
+  CHECK(run_child({(dir / "use").string()}, std::chrono::seconds(10), sink).exited_cleanly());
+}
+
 }  // namespace
 
 TEST_CASE("one variant within the tolerance everywhere makes a single leaf", "[tree]") {
@@ -760,15 +774,7 @@ int main() {
   return a == 4 && b == 8 && c == 16 && learned ? 0 : 1;
 }
 )");
-  std::string output;
-  auto sink = [&](const std::string& line) { output += line + "\n"; };
-  ChildResult built = run_child({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", "c++", "-std=c++17", "-Wall", "-Werror",
-                                 "-I" + (dir / "include").string(), "-I" + std::string(KILN_SOURCE_DIR) + "/autotune/include",
-                                 (dir / "use.cpp").string(), "-o", (dir / "use").string()},
-                                std::chrono::seconds(120), sink);
-  INFO(output);
-  REQUIRE(built.exited_cleanly());
-  CHECK(run_child({(dir / "use").string()}, std::chrono::seconds(10), sink).exited_cleanly());
+  compile_and_run_use(dir);
 }
 
 TEST_CASE("without a record, or with a leaf the space lost, a domain header dispatches the default", "[header]") {
@@ -854,15 +860,7 @@ int main() {
   return a == 4 && b == 16 ? 0 : 1;
 }
 )");
-  std::string output;
-  auto sink = [&](const std::string& line) { output += line + "\n"; };
-  ChildResult built = run_child({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", "c++", "-std=c++17", "-Wall", "-Werror",
-                                 "-I" + (dir / "include").string(), "-I" + std::string(KILN_SOURCE_DIR) + "/autotune/include",
-                                 (dir / "use.cpp").string(), "-o", (dir / "use").string()},
-                                std::chrono::seconds(120), sink);
-  INFO(output);
-  REQUIRE(built.exited_cleanly());
-  CHECK(run_child({(dir / "use").string()}, std::chrono::seconds(10), sink).exited_cleanly());
+  compile_and_run_use(dir);
 
   // A record splitting on a name the space has neither as dim nor as feature: the default, said why.
   r.domain->tree->nodes[0].dim = "area";
