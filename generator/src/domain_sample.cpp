@@ -142,19 +142,25 @@ class Sampler {
   // The alternating dims' values for the n-th point a set takes (of this combination): each run of
   // as many points as there are combinations of those values holds every combination once, in an
   // order drawn afresh for each run, so that no value goes with one end of an int dim (the corners
-  // and the grid come in a fixed order).
+  // and the grid come in a fixed order). Called for every candidate point (up to the probe budget),
+  // so a run's order is drawn once and kept.
   void turn(std::size_t n) {
     alternate_values_.clear();
     if (alternating_.empty()) return;
     const std::uint64_t run = n / alternations_;
-    std::vector<std::size_t> order(alternations_);
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     const std::uint64_t stream = (combination_index_ << 8) | (purpose_ + 16);
-    for (std::size_t i = order.size(); i > 1; --i) {
-      const std::uint64_t h = random::mix64(random::mix64(seed_ ^ (stream * 0x9E3779B97F4A7C15ull)) + run * 4096 + i);
-      std::swap(order[i - 1], order[h % i]);
+    if (order_.empty() || run != order_run_ || stream != order_stream_) {
+      order_.resize(alternations_);
+      for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+      // alternations_ <= kMaxDomainPoints (sections::check_domain), below the run's stride of 4096.
+      for (std::size_t i = order_.size(); i > 1; --i) {
+        const std::uint64_t h = random::mix64(random::mix64(seed_ ^ (stream * 0x9E3779B97F4A7C15ull)) + run * 4096 + i);
+        std::swap(order_[i - 1], order_[h % i]);
+      }
+      order_run_ = run;
+      order_stream_ = stream;
     }
-    std::size_t index = order[n % alternations_];
+    std::size_t index = order_[n % alternations_];
     for (std::size_t k = alternating_.size(); k-- > 0;) {
       const auto& values = space_.dims[alternating_[k]].domain;
       alternate_values_.push_back(values[index % values.size()]);
@@ -330,6 +336,8 @@ class Sampler {
   std::vector<std::size_t> alternating_;  // tuning.alternate: their values taken in turn
   std::size_t alternations_ = 1;          // combinations of the alternating dims' values
   std::vector<std::string> alternate_values_;
+  std::vector<std::size_t> order_;  // the current run's order of the alternating combinations
+  std::uint64_t order_run_ = 0, order_stream_ = 0;
   std::uint64_t purpose_ = 0;
   std::vector<Axis> axes_;
   std::vector<std::string> combo_;

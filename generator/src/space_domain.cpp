@@ -103,6 +103,15 @@ void check_domain(const JsonNode& root, Space& space) {
           "; tuning.alternate names symbolic dims, whose values the points take in turn");
     }
   }
+  std::int64_t alternations = 1;
+  for (const std::string& name : space.tuning.alternate) {
+    const auto dim = std::find_if(space.dims.begin(), space.dims.end(), [&](const Dim& d) { return d.name == name; });
+    alternations *= static_cast<std::int64_t>(dim->domain.size());
+    if (alternations > kMaxDomainPoints) {
+      root["tuning"]["alternate"].fail("the alternating dims have more than " + std::to_string(kMaxDomainPoints) +
+                                       " combinations of values, more than a domain may sample points: cross some of them");
+    }
+  }
   if (space.tuning.coverage == 0) {
     fail_at(space.label, "/tuning/coverage", "a problem domain needs tuning.coverage (how many points to tune on)");
   }

@@ -168,30 +168,35 @@ int cluster_limit() {
   }
 }
 
-// SPLIT_TARGET blocks per SM are aimed at, as many as fit (at least one). A CLUSTER variant on a
-// device with clusters merges its splits in the cluster, so it cuts the keys into at most as many
-// ranges as one cluster holds.
+// SPLIT_TARGET blocks per SM are aimed at, as many as fit (at least one): `resident` blocks of
+// Config fit an SM. A CLUSTER variant on a device with clusters (`max_cluster` >= 2 blocks) merges
+// its splits in the cluster, so it cuts the keys into at most as many ranges as one cluster holds.
+// What the device allows comes in as arguments: plan_for asks the device, the host test of the
+// workload's scratch bound (attention_split_plan_test) passes every value.
 template <class Config>
-SplitPlan plan_for(const ForwardParams& p, int sm_count) {
+SplitPlan plan_on(const ForwardParams& p, int resident, int max_cluster, int sm_count) {
   using T = Traits<Config>;
   int m_blocks = 0, heads = 0;
   grid_rows<Config>(p, m_blocks, heads);
-  const int per_sm = T::kSplitTarget <= 0 ? 0 : std::max(1, std::min(T::kSplitTarget, resident_blocks_per_sm<Config>()));
+  const int per_sm = T::kSplitTarget <= 0 ? 0 : std::max(1, std::min(T::kSplitTarget, resident));
   const int n_blocks = ceil_div(p.seq_k, T::kBlockN);
   SplitPlan plan = plan_splits(p.batch, heads, m_blocks, n_blocks, per_sm, sm_count);
-  if constexpr (T::kCluster > 0) {
-    if (plan.splits > 1) {
-      const int limit = cluster_limit<Config>();
-      if (limit >= 2) {
-        if (plan.splits > limit) {
-          plan.tiles_per_split = ceil_div(n_blocks, limit);
-          plan.splits = ceil_div(n_blocks, plan.tiles_per_split);
-        }
-        plan.cluster = plan.splits > 1;
-      }
+  if (T::kCluster > 0 && plan.splits > 1 && max_cluster >= 2) {
+    if (plan.splits > max_cluster) {
+      plan.tiles_per_split = ceil_div(n_blocks, max_cluster);
+      plan.splits = ceil_div(n_blocks, plan.tiles_per_split);
     }
+    plan.cluster = plan.splits > 1;
   }
   return plan;
+}
+
+template <class Config>
+SplitPlan plan_for(const ForwardParams& p, int sm_count) {
+  using T = Traits<Config>;
+  int max_cluster = 0;
+  if constexpr (T::kCluster > 0) max_cluster = cluster_limit<Config>();
+  return plan_on<Config>(p, T::kSplitTarget <= 0 ? 0 : resident_blocks_per_sm<Config>(), max_cluster, sm_count);
 }
 
 // Scratch bytes the Config's plan asks for on this problem (0 when it does not split, or splits

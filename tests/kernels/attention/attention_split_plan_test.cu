@@ -1,11 +1,13 @@
-// The split plans of the launch against the split scratch the workload allocates, on the host (no
-// device needed): for every block geometry a Config may have (BLOCK_M, BLOCK_N, SPLIT_TARGET,
-// grouped heads packed or not) and problems across the decode and prefill domains, the scratch the
-// launch's plan needs fits max_split_scratch_bytes(), or the launch would run that variant unsplit
-// and the tuner would time the unsplit kernel. Also the decode shape that found the gap.
+// The launch's split plans against the split scratch the workload allocates, on the host (no device
+// needed). For block geometries of the decode and forward spaces, grouped heads packed or not, every
+// number of resident blocks per SM and with and without clusters, the scratch the launch's own plan
+// (plan_on, what plan_for runs with the device's figures) asks for must fit
+// max_split_scratch_bytes(); where it did not, the launch ran the variant unsplit and the tuner
+// timed the unsplit kernel. Also the decode shape that found the gap.
 #include <cstdio>
 #include <string>
 
+#include "attention_config.hpp"
 #include "attention_workload.cuh"
 
 namespace {
@@ -32,57 +34,68 @@ kiln::attention::Shape shape(int b, int hq, int hkv, int sq, int sk, int d) {
   return s;
 }
 
-// Whether every plan the launch can make for `s` fits the workload's scratch.
+// Geometries of the decode spaces (one to four warps, SPLIT_TARGET 8, packed, CLUSTER 0 or 8) and
+// of the forward spaces (SPLIT_TARGET 2, packed or not).
+KILN_ATTENTION_CONFIG(DecodeD64M16, 64, 16, 32, 1, 4, 0, 8, 1, 0);
+KILN_ATTENTION_CONFIG(DecodeD64M32, 64, 32, 64, 2, 4, 0, 8, 1, 0);
+KILN_ATTENTION_CONFIG(DecodeD64M64Cluster, 64, 64, 64, 4, 2, 0, 8, 1, 8);
+KILN_ATTENTION_CONFIG(DecodeD128M16, 128, 16, 64, 1, 2, 0, 8, 1, 0);
+KILN_ATTENTION_CONFIG(DecodeD128M64, 128, 64, 32, 4, 2, 0, 8, 1, 0);
+KILN_ATTENTION_CONFIG(ForwardD64Packed, 64, 64, 64, 4, 2, 0, 2, 1, 0);
+KILN_ATTENTION_CONFIG(ForwardD128Packed, 128, 128, 64, 8, 2, 0, 2, 1, 0);
+KILN_ATTENTION_CONFIG(ForwardD128, 128, 128, 64, 8, 2, 0, 2, 0, 0);
+
+// Whether every plan the launch can make for Config on `s` fits the workload's scratch.
+template <class Config>
 void covers(const kiln::attention::Shape& s, int sm_count) {
   using namespace kiln::attention;
   const std::size_t have = max_split_scratch_bytes(s, sm_count);
-  bool ok = true;
-  std::string worst;
-  for (const bool packed : {false, true}) {
-    if (packed && s.heads_q == s.heads_kv) continue;
-    for (int bm = 16; bm <= kMaxBlock; bm += 16) {
-      const GridRows g = grid_rows_of(s.heads_q, s.heads_kv, s.seq_q, bm, packed);
-      for (int bn = 16; bn <= kMaxBlock; bn += 16) {
-        for (int target = 1; target <= kMaxSplitTarget; ++target) {
-          const SplitPlan plan = plan_splits(s.batch, g.heads, g.m_blocks, ceil_div(s.seq_k, bn), target, sm_count);
-          const std::size_t need = split_scratch_bytes(s.batch, s.heads_q, s.seq_q, s.head_dim, plan.splits);
-          if (need > have && ok) {
-            ok = false;
-            worst = "BLOCK_M " + std::to_string(bm) + " BLOCK_N " + std::to_string(bn) + " target " +
-                    std::to_string(target) + (packed ? " packed" : "") + ": " + std::to_string(plan.splits) +
-                    " splits need " + std::to_string(need) + " bytes, the workload has " + std::to_string(have);
+  const ForwardParams p = params_for(s.attention_params(nullptr, nullptr, nullptr, nullptr, nullptr));
+  for (int resident = 1; resident <= 16; ++resident) {
+    for (const int max_cluster : {0, 8}) {
+      const SplitPlan plan = plan_on<Config>(p, resident, max_cluster, sm_count);
+      const std::size_t need =
+          plan.cluster ? 0 : split_scratch_bytes(s.batch, s.heads_q, s.seq_q, Config::HEAD_DIM, plan.splits);
+      if (need > have) {
+        check(false, std::string(Config::kiln_name) + " on " + s.describe() + ", " + std::to_string(sm_count) +
+                         " SMs, " + std::to_string(resident) + " resident: " + std::to_string(plan.splits) +
+                         " splits need " + std::to_string(need) + " bytes, the workload has " + std::to_string(have));
+        return;
+      }
+    }
+  }
+  check(true, "");
+}
+
+template <class... Configs>
+void covers_all(int head_dim, int sm_count) {
+  for (const int b : {1, 2, 4, 16}) {
+    for (const int hkv : {1, 3, 8, 32}) {
+      for (const int group : {1, 2, 6, 8, 16}) {
+        for (const int sq : {1, 4, 5, 16, 333}) {
+          for (const int sk : {1, 65, 4099, 60548, 131072}) {
+            const auto s = shape(b, hkv * group, hkv, sq, sk, head_dim);
+            (covers<Configs>(s, sm_count), ...);
           }
         }
       }
     }
   }
-  check(ok, s.describe() + " on " + std::to_string(sm_count) + " SMs: " + worst);
 }
 
 }  // namespace
 
 int main() {
-  using kiln::attention::Shape;
-  for (const int sms : {58, 78, 114, 132}) {  // L4, and Hopper parts
-    for (const int d : {64, 128, 256}) {
-      for (const int b : {1, 2, 4, 16}) {
-        for (const int hkv : {1, 3, 8, 32}) {
-          for (const int group : {1, 2, 6, 8, 16}) {
-            for (const int sq : {1, 4, 5, 16, 333}) {
-              for (const int sk : {1, 65, 4099, 60548, 131072}) covers(shape(b, hkv * group, hkv, sq, sk, d), sms);
-            }
-          }
-        }
-      }
-    }
+  for (const int sms : {58, 132}) {  // an L4, an H100/H200
+    covers_all<DecodeD64M16, DecodeD64M32, DecodeD64M64Cluster, ForwardD64Packed>(64, sms);
+    covers_all<DecodeD128M16, DecodeD128M64, ForwardD128Packed, ForwardD128>(128, sms);
   }
   // The held-out decode point of 2026-11-29 (B2 Hkv3 G6 Sq5 Sk60548): packed into one 32-row block
   // per stream, 6 blocks plan 64 splits; the scratch sized for unpacked blocks held 29.
   using namespace kiln::attention;
   const Shape s = shape(2, 18, 3, 5, 60548, 64);
-  const GridRows g = grid_rows_of(18, 3, 5, 32, true);
-  check(g.m_blocks == 1 && g.heads == 3, "B2 Hkv3 G6 Sq5 packs into one 32-row block per key/value head");
-  const SplitPlan plan = plan_splits(2, g.heads, g.m_blocks, ceil_div(60548, 64), 8, 132);
+  const ForwardParams p = params_for(s.attention_params(nullptr, nullptr, nullptr, nullptr, nullptr));
+  const SplitPlan plan = plan_on<DecodeD64M32>(p, 8, 0, 132);
   check(plan.splits == 64, "6 blocks of 8 per SM on 132 SMs split 64 ways, got " + std::to_string(plan.splits));
   check(split_scratch_bytes(2, 18, 5, 64, plan.splits) <= max_split_scratch_bytes(s, 132), "their scratch fits");
   std::printf("%d passed, %d failed\n", passed, failed);
