@@ -1,8 +1,8 @@
 // The Kiln workload of the attention spaces (WorkloadD<D>, one per head dimension): inputs drawn
 // from a seed, outputs O (bf16/fp16) and the log-sum-exp (fp32), split scratch sized for any
 // variant, and the check against an fp64 host reference (small problems, every row) or an fp32
-// GPU reference (large problems, a random sample of rows; every element is still checked for
-// being written).
+// GPU reference (every row up to a bound, beyond it a random sample of rows; every element is
+// still checked for being written).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -49,8 +49,15 @@ inline std::size_t max_split_scratch_bytes(const Shape& s, int sm_count) {
 template <int kHeadDim>
 class Workload final : public kiln::Workload {
  public:
-  // Above this many multiply-adds (rows · Sk · D) the host reference is too slow for a check.
-  static constexpr std::int64_t kHostReferenceMacs = std::int64_t{1} << 26;
+  // Up to this many multiply-adds (rows · Sk · D) the fp64 host reference checks every row. It
+  // was 2^26 until 2026-11-30: at that size it took about half a second of each variant process
+  // per problem (the decode spaces list three such problems, a second and a half of the five
+  // seconds a variant's listed problems cost), where the fp32 GPU reference takes milliseconds.
+  static constexpr std::int64_t kHostReferenceMacs = std::int64_t{1} << 22;
+  // Up to this many multiply-adds and rows the GPU reference still checks every row; beyond
+  // either, kSampleRows of them.
+  static constexpr std::int64_t kEveryRowMacs = std::int64_t{1} << 32;
+  static constexpr std::int64_t kEveryRowRows = 16384;
   static constexpr int kSampleRows = 1024;
 
   Workload(const kiln::Problem& problem, std::uint64_t seed)
@@ -209,8 +216,14 @@ class Workload final : public kiln::Workload {
     }
   }
 
-  // First and last row, the last query of every 8th (batch, head), then random rows.
+  // Every row of a problem small enough; otherwise the first and last row, the last query of every
+  // 8th (batch, head), then random rows.
   std::vector<std::int64_t> sample_rows(std::int64_t rows) const {
+    if (rows <= kEveryRowRows && rows * shape_.seq_k * kHeadDim <= kEveryRowMacs) {
+      std::vector<std::int64_t> every(static_cast<std::size_t>(rows));
+      for (std::int64_t r = 0; r < rows; ++r) every[static_cast<std::size_t>(r)] = r;
+      return every;
+    }
     std::vector<char> taken(static_cast<std::size_t>(rows), 0);
     std::vector<std::int64_t> out;
     auto take = [&](std::int64_t r) {
