@@ -194,15 +194,17 @@ std::size_t add_worklog_outcomes(const EvaluationContext& ctx, std::vector<Varia
 }
 
 Record choose_record(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
-                     std::size_t finalists, std::ostream& out) {
+                     std::size_t finalists, std::ostream& out, StageClock* clock) {
   Record record = select_winners(in, outcomes, [&](std::size_t v) { return variant_hash(ctx, v); });
   time_coverage(ctx, outcomes, finalists, out);
+  if (clock) clock->lap("coverage");
   fit_domain(ctx, outcomes, in.rates, record, out);
+  if (clock) clock->lap("domain");
   return record;
 }
 
 Record choose_and_sanitize(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
-                           const TuneOptions& o, std::ostream& out) {
+                           const TuneOptions& o, std::ostream& out, StageClock& clock) {
   auto hash_of = [&](std::size_t v) { return variant_hash(ctx, v); };
   // Pooled timings can separate some of a tie set and bring others within noise: settled again,
   // each pass measuring the new tie set with every earlier one, until no tie set has a new member,
@@ -215,7 +217,8 @@ Record choose_and_sanitize(const EvaluationContext& ctx, const SelectionInput& i
       break;
     }
   }
-  Record record = choose_record(ctx, in, outcomes, o.finalists, out);
+  clock.lap("near-ties");
+  Record record = choose_record(ctx, in, outcomes, o.finalists, out, &clock);
   if (!model::backend_named(ctx.manifest->backend).sanitizer || !o.sanitize) return record;
   // The winners and, for a space with a domain, the learned dispatch fitted to the coverage
   // points and judged on the held-out ones (from the worklog where measured before).
@@ -231,6 +234,7 @@ Record choose_and_sanitize(const EvaluationContext& ctx, const SelectionInput& i
   } else {
     out << "kiln: compute-sanitizer not found: the winners are not sanitized (--no-sanitize says this is meant)\n";
   }
+  clock.lap("gate");
   return record;
 }
 

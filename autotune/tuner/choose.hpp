@@ -11,6 +11,7 @@
 #include "evaluate.hpp"
 #include "record.hpp"
 #include "select.hpp"
+#include "stage_clock.hpp"
 #include "tune.hpp"
 
 namespace kiln::tuner {
@@ -22,13 +23,15 @@ namespace kiln::tuner {
 std::size_t add_worklog_outcomes(const EvaluationContext& ctx, std::vector<VariantOutcome>& outcomes);
 
 // The winners (select_winners), the coverage points timed on `finalists` variants of each listed
-// problem (0: what the worklog holds), and the learned dispatch where the space has a domain.
+// problem (0: what the worklog holds), and the learned dispatch where the space has a domain; the
+// stages "coverage" and "domain" lapped on `clock` when given.
 Record choose_record(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
-                     std::size_t finalists, std::ostream& out);
+                     std::size_t finalists, std::ostream& out, StageClock* clock = nullptr);
 
 // Near-ties settled, choose_record, then the sanitizer gate where the options ask for it (CUDA):
-// throws kiln::Error when --sanitize requires compute-sanitizer and there is none.
+// throws kiln::Error when --sanitize requires compute-sanitizer and there is none. Laps the
+// stages near-ties, coverage, domain and gate on `clock`.
 Record choose_and_sanitize(const EvaluationContext& ctx, const SelectionInput& in, std::vector<VariantOutcome>& outcomes,
-                           const TuneOptions& o, std::ostream& out);
+                           const TuneOptions& o, std::ostream& out, StageClock& clock);
 
 }  // namespace kiln::tuner

@@ -22,6 +22,9 @@ kiln_expect("${out}" "scale_rows: coverage points [0-9]+/[0-9]+ variants timed  
 kiln_expect("${out}" "scale_rows: probe points rows=1 cols=[0-9]+, rows=[0-9]+ cols=1 timed on 3 of the 3 variants that passed"
             "the probe points, timed on every variant")
 kiln_expect("${out}" "scale_rows: held-out points [0-9]+/[0-9]+ variants timed" "the held-out stage's progress")
+# Where the tune step's time went, the domain's own stages among them (each shows from 0.1 s).
+kiln_expect("${out}" "scale_rows: wall time [0-9]+\\.[0-9] s: [^\n]*search [0-9.]+ s[^\n]*coverage [0-9.]+ s[^\n]*domain [0-9.]+ s"
+            "the stage times of the run")
 
 set(dir "${build}/kiln/scale_rows")
 set(kiln "${prefix}/bin/kiln")

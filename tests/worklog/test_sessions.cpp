@@ -1,5 +1,6 @@
 // Listing a worklog's sessions, and the session a report shows when none is named.
 #include <fstream>
+#include <limits>
 #include <iterator>
 
 #include "committed_worklog.hpp"
@@ -89,4 +90,63 @@ TEST_CASE("the committed H200 worklog reports each kernel's measured session, re
   CHECK(bytes(file) == before);
   CHECK_FALSE(std::filesystem::exists(file.string() + "-wal"));
   CHECK_FALSE(std::filesystem::exists(file.string() + "-shm"));
+}
+
+TEST_CASE("a session keeps its stage times in the order they ran", "[sessions]") {
+  kiln_test::TempDir dir;
+  Worklog log = Worklog::open(dir / "w.db");
+  const std::int64_t id = log.start_session(worklog_test::make_session("attention_d128"));
+  const std::vector<StageSeconds> stages = {
+      {"open", 1.9}, {"compile", 77.0}, {"search", 70.125}, {"near-ties", 120.3}, {"coverage", 0.0}, {"gate", 98.9}};
+  log.end_session(id, stages);
+  const auto read = log.session(id);
+  REQUIRE(read.has_value());
+  CHECK(read->stages == stages);
+  CHECK(read->ended_at.has_value());
+  // The report gives the total and every stage that shows as 0.1 s or more.
+  CHECK_THAT(session_markdown(log, id),
+             ContainsSubstring("\n- Time: 368.2 s: open 1.9 s, compile 77.0 s, search 70.1 s, near-ties 120.3 s, "
+                               "gate 98.9 s\n"));
+  // A session ended without them (an older Kiln's) has none, and its report no time line.
+  const std::int64_t plain = log.start_session(worklog_test::make_session("attention_d128"));
+  log.end_session(plain);
+  CHECK(log.session(plain)->stages.empty());
+  CHECK_THAT(session_markdown(log, plain), !ContainsSubstring("- Time:"));
+}
+
+TEST_CASE("stage times that are no times are refused, and the session stays open", "[sessions]") {
+  kiln_test::TempDir dir;
+  Worklog log = Worklog::open(dir / "w.db");
+  const std::int64_t id = log.start_session(worklog_test::make_session());
+  const std::vector<std::vector<StageSeconds>> bad = {
+      {{"search", 1.0}, {"search", 2.0}},
+      {{"", 1.0}},
+      {{"gate", -1.0}},
+      {{"gate", std::numeric_limits<double>::quiet_NaN()}},
+      {{"gate", std::numeric_limits<double>::infinity()}},
+  };
+  for (const auto& stages : bad) {
+    CHECK_THROWS_WITH(log.end_session(id, stages), ContainsSubstring("a stage needs a name of its own and a time >= 0"));
+  }
+  CHECK_FALSE(log.session(id)->ended_at.has_value());
+  log.end_session(id, {{"search", 2.0}});
+  CHECK(log.session(id)->stages.size() == 1);
+}
+
+TEST_CASE("a worklog whose stage times are no times is refused by name", "[sessions]") {
+  kiln_test::TempDir dir;
+  const auto path = dir / "w.db";
+  std::int64_t id = 0;
+  {
+    Worklog log = Worklog::open(path);
+    id = log.start_session(worklog_test::make_session());
+    // Not an object: the schema refuses it.
+    CHECK_THROWS(log.database().exec("UPDATE sessions SET stages = '[1, 2]'", "write a list"));
+    log.database().exec(R"(UPDATE sessions SET stages = '{"search": "long"}')", "write a word for a time");
+  }
+  Worklog log = Worklog::open(path, OpenMode::read_only);
+  CHECK_THROWS_WITH(log.session(id),
+                    ContainsSubstring(path.string() + ": session " + std::to_string(id) +
+                                      ": stages: \"search\" is \"long\", not a number of seconds >= 0"));
+  CHECK_THROWS_WITH(log.sessions(), ContainsSubstring(": stages: \"search\" is \"long\""));
 }

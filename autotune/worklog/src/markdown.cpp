@@ -2,6 +2,7 @@
 #include "kiln/worklog/markdown.hpp"
 
 #include <algorithm>
+#include <iomanip>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -148,6 +149,7 @@ void write_header(std::ostream& out, const Session& s, const std::vector<Attempt
   out << "- Started: " << inline_text(s.started_at) << "\n";
   out << "- Ended: " << (s.ended_at ? inline_text(*s.ended_at) : "not ended (still running, or interrupted)")
       << "\n";
+  if (!s.stages.empty()) out << "- Time: " << stages_line(s.stages) << "\n";
   if (!s.note.empty()) out << "- Note: " << inline_text(s.note) << "\n";
   out << "- Attempts: " << attempts.size() << " (" << counts[Verdict::keep] << " kept, "
       << counts[Verdict::revert] << " reverted, " << counts[Verdict::invalid] << " invalid, "
@@ -281,6 +283,20 @@ void write_headroom(std::ostream& out, const std::vector<const Attempt*>& won) {
 }
 
 }  // namespace
+
+std::string stages_line(const std::vector<StageSeconds>& stages) {
+  double total = 0;
+  for (const StageSeconds& s : stages) total += s.seconds;
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(1) << total << " s";
+  const char* separator = ": ";
+  for (const StageSeconds& s : stages) {
+    if (s.seconds < 0.05) continue;
+    line << separator << inline_text(s.stage) << " " << s.seconds << " s";
+    separator = ", ";
+  }
+  return line.str();
+}
 
 std::string_view floor_reading(double ratio) {
   if (ratio < 1.0) return "below the floor: check the floor or the measurement";

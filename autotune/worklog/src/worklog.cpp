@@ -1,7 +1,11 @@
 // Opening a worklog, tuning sessions, and the file's health check.
 #include "kiln/worklog/worklog.hpp"
 
+#include <cmath>
+#include <set>
 #include <system_error>
+
+#include <nlohmann/json.hpp>
 
 #include "kiln/error.hpp"
 #include "kiln/worklog/file_system.hpp"
@@ -38,9 +42,33 @@ Worklog Worklog::open(const std::filesystem::path& path, OpenMode mode) {
 namespace {
 
 constexpr const char* session_columns =
-    "id, started_at, ended_at, kernel, strategy, device, context_key, note, preflight, key_version, kiln_version";
+    "id, started_at, ended_at, kernel, strategy, device, context_key, note, preflight, key_version, kiln_version, "
+    "stages";
 
-Session read_session(const sqlite::Statement& row) {
+// Stage times as the column holds them: a JSON object of stage name to seconds, in order.
+std::string stages_json(const std::vector<StageSeconds>& stages) {
+  nlohmann::ordered_json object = nlohmann::ordered_json::object();
+  for (const StageSeconds& s : stages) object[s.stage] = s.seconds;
+  return object.dump();
+}
+
+// The column read back; the schema's CHECK makes it an object, a file written by something else
+// may still hold values that are no times.
+std::vector<StageSeconds> parse_stages(const std::string& text, const std::string& path, std::int64_t id) {
+  const auto object = nlohmann::ordered_json::parse(text, nullptr, false);
+  const std::string where = path + ": session " + std::to_string(id) + ": stages: ";
+  if (!object.is_object()) throw Error(where + "not a JSON object");
+  std::vector<StageSeconds> stages;
+  for (const auto& [name, value] : object.items()) {
+    if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0) {
+      throw Error(where + "\"" + name + "\" is " + value.dump() + ", not a number of seconds >= 0");
+    }
+    stages.push_back({name, value.get<double>()});
+  }
+  return stages;
+}
+
+Session read_session(const sqlite::Statement& row, const std::string& path) {
   Session s;
   s.id = row.get_int64(0);
   s.started_at = row.get_text(1);
@@ -53,6 +81,7 @@ Session read_session(const sqlite::Statement& row) {
   s.preflight = row.get_optional_text(8).value_or("");
   s.key_version = static_cast<int>(row.get_int64(9));
   s.kiln_version = row.get_optional_text(10).value_or("");
+  if (auto stages = row.get_optional_text(11)) s.stages = parse_stages(*stages, path, s.id);
   return s;
 }
 
@@ -81,8 +110,15 @@ std::int64_t Worklog::start_session(const Session& session) {
   return id;
 }
 
-void Worklog::end_session(std::int64_t session_id) {
+void Worklog::end_session(std::int64_t session_id, const std::vector<StageSeconds>& stages) {
   const std::string which = "session " + std::to_string(session_id);
+  std::set<std::string> named;
+  for (const StageSeconds& s : stages) {
+    if (s.stage.empty() || !named.insert(s.stage).second || !std::isfinite(s.seconds) || s.seconds < 0) {
+      throw Error(path() + ": " + which + ": stage \"" + s.stage + "\" of " + std::to_string(s.seconds) +
+                  " s: a stage needs a name of its own and a time >= 0");
+    }
+  }
   sqlite::Transaction transaction(db_, "end " + which);
   sqlite::Statement lookup =
       db_.prepare("SELECT ended_at FROM sessions WHERE id = ?", "look up " + which);
@@ -92,8 +128,10 @@ void Worklog::end_session(std::int64_t session_id) {
     throw Error(path() + ": " + which + " already ended at " + lookup.get_text(0));
   }
   sqlite::Statement update =
-      db_.prepare("UPDATE sessions SET ended_at = " KILN_SQL_NOW " WHERE id = ?", "end " + which);
-  update.bind(1, session_id).run();
+      db_.prepare("UPDATE sessions SET ended_at = " KILN_SQL_NOW ", stages = ? WHERE id = ?", "end " + which);
+  update.bind(1, stages.empty() ? std::optional<std::string>() : std::optional<std::string>(stages_json(stages)))
+      .bind(2, session_id)
+      .run();
   transaction.commit();
 }
 
@@ -103,14 +141,14 @@ std::optional<Session> Worklog::session(std::int64_t session_id) const {
                   "read session " + std::to_string(session_id));
   select.bind(1, session_id);
   if (!select.step()) return std::nullopt;
-  return read_session(select);
+  return read_session(select, path());
 }
 
 std::vector<Session> Worklog::sessions() const {
   sqlite::Statement select = db_.prepare(
       std::string("SELECT ") + session_columns + " FROM sessions ORDER BY id", "list sessions");
   std::vector<Session> out;
-  while (select.step()) out.push_back(read_session(select));
+  while (select.step()) out.push_back(read_session(select, path()));
   return out;
 }
 

@@ -19,4 +19,8 @@ std::string session_markdown(const Worklog& worklog, std::int64_t session_id);
 // 10 "architectural", beyond "algorithmic"; below 1 the floor or the measurement is wrong.
 std::string_view floor_reading(double ratio);
 
+// A run's stage times in one line: "368.2 s: compile 77.0 s, search 70.1 s, gate 98.9 s" (the
+// total, then every stage that shows as 0.1 s or more, in the order they ran).
+std::string stages_line(const std::vector<StageSeconds>& stages);
+
 }  // namespace kiln::worklog

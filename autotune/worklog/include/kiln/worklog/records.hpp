@@ -43,6 +43,14 @@ MeasurementStatus parse_measurement_status(std::string_view text);
 std::vector<std::string> normalise_tags(std::string_view comma_separated);
 std::vector<std::string> normalise_tags(const std::vector<std::string>& tags);
 
+// The wall time of one stage of a tuning run (open, compile, search, near-ties, coverage, domain,
+// gate, publish: autotune/tuner/stage_clock.hpp).
+struct StageSeconds {
+  std::string stage;
+  double seconds = 0;
+  bool operator==(const StageSeconds&) const = default;
+};
+
 // One tuning run of one kernel. Timestamps are UTC, ISO 8601 with milliseconds.
 struct Session {
   std::int64_t id = 0;                  // assigned by start_session
@@ -60,6 +68,9 @@ struct Session {
   // session of an older file.
   int key_version = 2;
   std::string kiln_version;  // the Kiln that ran the session; empty: not recorded (before version 6)
+  // Where the run's wall time went, in the order the stages ran (schema version 7), written when
+  // the session ends; empty: not recorded (an older file, or a run that did not end).
+  std::vector<StageSeconds> stages;
 };
 
 // One optimisation attempt, measured by the tuner or recorded by a person.

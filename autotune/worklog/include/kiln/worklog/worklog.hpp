@@ -38,7 +38,9 @@ class Worklog {
 
   // Sessions. start_session assigns id (and started_at when empty) and ignores ended_at.
   std::int64_t start_session(const Session& session);
-  void end_session(std::int64_t session_id);  // throws for an unknown or already ended session
+  // Throws for an unknown or already ended session; `stages` are the run's stage times (a stage
+  // named twice, an empty name, or a negative or non-finite time throws, writing nothing).
+  void end_session(std::int64_t session_id, const std::vector<StageSeconds>& stages = {});
   std::optional<Session> session(std::int64_t session_id) const;
   std::vector<Session> sessions() const;  // ordered by id
 
