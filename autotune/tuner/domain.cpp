@@ -55,6 +55,9 @@ double median(std::vector<double> values) {
 
 std::string dispatched_variant(const Manifest& m, const Record& record, const Problem& p) {
   if (record.domain && record.domain->tree) {
+    for (const auto& l : record.domain->listed) {
+      if (l.problem == p && m.variant_index(l.variant)) return l.variant;
+    }
     const auto& tree = *record.domain->tree;
     const std::string& v = tree.nodes[tree.leaf_of(m.with_features(p))].variant;
     return m.variant_index(v) ? v : m.default_variant;
@@ -121,6 +124,33 @@ std::map<std::size_t, PointTimes> times_of(const EvaluationContext& ctx, const s
 TreeTable with_features(const Manifest& m, TreeTable t) {
   for (auto& p : t.points) p = m.with_features(p);
   return t;
+}
+
+// The listed problems where the tree's variant is more than `tolerance` slower than the fastest
+// variant that passed and was timed there.
+std::vector<ListedPoint> listed_points(const Manifest& m, const std::vector<VariantOutcome>& outcomes,
+                                       const Record& record, double tolerance,
+                                       const std::map<std::string, double>& rates) {
+  std::vector<ListedPoint> listed;
+  for (const auto& p : m.problems) {
+    const std::string key = p.key();
+    const std::string tree_variant = dispatched_variant(m, record, p);
+    std::optional<double> tree_s;
+    const VariantOutcome* fastest = nullptr;
+    for (const auto& oc : outcomes) {
+      if (!oc.complete || oc.failure || !oc.score) continue;
+      auto t = oc.median_s.find(key);
+      if (t == oc.median_s.end()) continue;
+      if (m.variants[oc.index].name == tree_variant) tree_s = t->second;
+      if (fastest == nullptr || t->second < fastest->median_s.at(key)) fastest = &oc;
+    }
+    if (fastest == nullptr || !tree_s) continue;  // the tree's variant has no time here to compare
+    const double best_s = fastest->median_s.at(key);
+    if (*tree_s <= tolerance * best_s) continue;
+    listed.push_back(
+        {p, m.variants[fastest->index].name, best_s, tree_variant, *tree_s, floor_of(m.work_of(p), rates).seconds});
+  }
+  return listed;
 }
 
 }  // namespace
@@ -470,6 +500,8 @@ void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>&
       }
     }
     record.domain = d;  // the dispatch below reads the tree from the record
+    d.listed = listed_points(m, outcomes, record, d.tolerance, rates);
+    record.domain = d;
   }
   d.coverage_points = table.points.size();
 

@@ -99,6 +99,26 @@ DomainFigures domain_figures(const RecordedDomain& d, double min_floor_s) {
   return f;
 }
 
+namespace {
+
+// "2 problems dispatched exactly, ahead of the tree (its variant 1.21-1.62x slower there)".
+std::string listed_line(const RecordedDomain& d) {
+  double low = 0, high = 0;
+  for (const auto& l : d.listed) {
+    const double r = l.tree_s / l.time_s;
+    low = low == 0 ? r : std::min(low, r);
+    high = std::max(high, r);
+  }
+  std::ostringstream s;
+  s << d.listed.size() << " problem" << (d.listed.size() == 1 ? "" : "s")
+    << " dispatched exactly, ahead of the tree (its variant " << fixed(low, 2);
+  if (high > low) s << "-" << fixed(high, 2);
+  s << "x slower there)";
+  return s.str();
+}
+
+}  // namespace
+
 std::string domain_summary(const RecordedDomain& d) {
   std::ostringstream s;
   s << "  domain: " << d.coverage_points << " coverage points";
@@ -111,6 +131,7 @@ std::string domain_summary(const RecordedDomain& d) {
     if (d.tree->min_leaf_points != 1) s << ", at least " << d.tree->min_leaf_points << " points a leaf";
   }
   s << "\n  held out: " << figures_line(domain_figures(d)) << " (" << d.finalists.size() << " finalists timed)\n";
+  if (!d.listed.empty()) s << "  listed: " << listed_line(d) << "\n";
   return s.str();
 }
 
@@ -124,6 +145,7 @@ std::string domain_markdown(const Record& r, const std::string& svg_dir) {
      << " (tolerance " << fixed(d.tolerance, 2) << "x of each point's fastest variant): regret there median "
      << fixed(d.coverage_median_regret, 3) << ", worst " << fixed(d.coverage_worst_regret, 3);
   if (d.tree) md << "; " << d.tree->leaf_count() << " leaves, depth " << d.tree->depth();
+  if (!d.listed.empty()) md << ". Listed problems: " << listed_line(d);
   md << ".\n\nOn the " << d.held_out.size() << " held-out points, never tuned on, against the fastest of "
      << d.finalists.size() << " finalists:\n\n";
   md << "| points | count | regret median | regret worst | actual/floor median | actual/floor worst |\n";

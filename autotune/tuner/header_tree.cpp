@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <sstream>
+#include <variant>
 
 #include "header.hpp"
 #include "header_parts.hpp"
@@ -85,6 +86,38 @@ class TreeWriter {
   std::size_t next_leaf_ = 0;
 };
 
+// Whether a problem has exactly the space's dims, in its order and of their kinds.
+bool problem_fits(const Manifest& m, const Problem& p) {
+  if (p.dims().size() != m.dims.size()) return false;
+  for (std::size_t i = 0; i < m.dims.size(); ++i) {
+    const auto& [name, value] = p.dims()[i];
+    if (name != m.dims[i].name || m.dims[i].symbolic != std::holds_alternative<std::string>(value)) return false;
+  }
+  return true;
+}
+
+// The condition that holds for exactly this problem: `p.B == 4 && ... && p.dtype == "bf16"`.
+std::string exactly(const Manifest& m, const Problem& p) {
+  (void)m;
+  std::string c;
+  for (const auto& [name, value] : p.dims()) {
+    if (!c.empty()) c += " && ";
+    c += "p." + name + " == ";
+    if (const auto* x = std::get_if<std::int64_t>(&value)) {
+      const bool fits = *x >= std::numeric_limits<int>::min() && *x <= std::numeric_limits<int>::max();
+      c += fits ? std::to_string(*x) : integer_literal(*x);
+    } else {
+      c += cpp_string(std::get<std::string>(value));
+    }
+  }
+  return c;
+}
+
+std::string listed_note(const ListedPoint& l) {
+  return "listed problem: " + number(l.time_s * 1e6, 2) + " us; the tree's " + number(l.tree_s * 1e6, 2) + " us (" +
+         number(l.tree_s / l.time_s, 2) + "x)";
+}
+
 std::string leaf_note(const TreeNode& n, std::size_t number_of_leaf) {
   return "leaf " + std::to_string(number_of_leaf) + ": " + std::to_string(n.points) + " coverage point" +
          (n.points == 1 ? "" : "s") + ", worst regret " + number(n.worst_regret, 3);
@@ -129,6 +162,28 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
       notes[static_cast<std::size_t>(at - configs.begin())].push_back(leaf_note(n, number_of_leaf++));
     }
   }
+  // The listed problems dispatched exactly, ahead of the tree (a variant the space no longer has
+  // leaves its problem to the tree).
+  std::vector<std::pair<const ListedPoint*, const Variant*>> listed;
+  if (tree != nullptr) {
+    for (const auto& l : record->domain->listed) {
+      auto index = m.variant_index(l.variant);
+      if (!index || !problem_fits(m, l.problem)) {
+        warnings.push_back("record variant " + l.variant + " of the listed problem " + l.problem.key() +
+                           " is not a feasible variant of the space, or the problem not of its dims; the tree serves it");
+        continue;
+      }
+      const Variant* v = &m.variants[*index];
+      listed.emplace_back(&l, v);
+      auto at = std::find(configs.begin(), configs.end(), v);
+      if (at == configs.end()) {
+        configs.push_back(v);
+        notes.emplace_back();
+        at = configs.end() - 1;
+      }
+      notes[static_cast<std::size_t>(at - configs.begin())].push_back("the listed problem " + l.problem.key());
+    }
+  }
   if (std::find(configs.begin(), configs.end(), &default_variant) == configs.end()) {
     configs.push_back(&default_variant);
     notes.emplace_back();
@@ -162,7 +217,15 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
     << "// each, the configuration of its leaf was within " << number(d.tolerance, 3)
     << "x of the fastest variant measured there\n// (worst regret " << number(d.coverage_worst_regret, 3) << ", median "
     << number(d.coverage_median_regret, 3) << "). Calls launch(Config{}) with the problem's configuration.\n";
+  if (!listed.empty()) {
+    h << "// Before it, the listed problems where the learned tree's configuration was slower than that\n"
+      << "// tolerance: each gets the fastest variant measured on it.\n";
+  }
   h << "template <class Launch>\ndecltype(auto) dispatch(const Problem& p, Launch&& launch) {\n";
+  for (const auto& [l, v] : listed) {
+    h << "  if (" << exactly(m, l->problem) << ") {\n    return launch(" << config_struct_name(m, v->name) << "{});  // "
+      << listed_note(*l) << "\n  }\n";
+  }
   writer.write([&](const TreeNode& n, std::size_t number_of_leaf, const std::string& indent) {
     const Variant* v = config_of(n);
     h << indent << "return launch(" << config_struct_name(m, (v != nullptr ? v : &default_variant)->name) << "{});  // "
@@ -173,6 +236,14 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
   h << "// Where the configuration for a problem comes from, and what it measured: its leaf, and the\n"
        "// geometric means of its time and floor over the leaf's coverage points.\n";
   h << "constexpr ::kiln::Provenance provenance(const Problem& p) {\n";
+  for (const auto& [l, v] : listed) {
+    const double ratio = l->floor_s > 0 ? l->time_s / l->floor_s : 0.0;
+    h << "  if (" << exactly(m, l->problem) << ") {\n    return {" << cpp_string(v->name) << ", "
+      << cpp_string("listed problem") << ", \"listed problem\", " << cpp_string(record->device_name)
+      << ", " << cpp_string(record->compute_capability) << ", " << cpp_string(record->driver) << ", "
+      << cpp_string(record->cuda_runtime) << ", " << cpp_string(record->date) << ", " << number(l->time_s, 6) << ", "
+      << number(l->floor_s, 6) << ", " << number(ratio, 4) << ", true};\n  }\n";
+  }
   writer.write([&](const TreeNode& n, std::size_t number_of_leaf, const std::string& indent) {
     const Variant* v = config_of(n);
     if (v == nullptr) {

@@ -25,6 +25,18 @@ nlohmann::ordered_json domain_to_json(const RecordedDomain& d) {
     if (d.tree->min_leaf_points != 1) j["min_leaf_points"] = d.tree->min_leaf_points;
     j["tree"] = tree_to_json(*d.tree);
   }
+  // Only when some, so records learned before them read as they were.
+  if (!d.listed.empty()) {
+    j["listed"] = nlohmann::ordered_json::array();
+    for (const auto& p : d.listed) {
+      j["listed"].push_back({{"problem", problem_to_json(p.problem)},
+                             {"variant", p.variant},
+                             {"time_s", p.time_s},
+                             {"tree_variant", p.tree_variant},
+                             {"tree_s", p.tree_s},
+                             {"floor_s", p.floor_s}});
+    }
+  }
   j["finalists"] = d.finalists;
   j["held_out"] = nlohmann::ordered_json::array();
   for (const auto& p : d.held_out) {
@@ -59,6 +71,20 @@ RecordedDomain domain_from_json(const nlohmann::ordered_json& j) {
   if (j.contains("tree")) {
     d.tree = tree_from_json(j.at("tree"));
     d.tree->min_leaf_points = j.value("min_leaf_points", std::size_t{1});
+  }
+  if (j.contains("listed")) {
+    if (!d.tree) throw std::runtime_error("listed: exact dispatches without a learned tree");
+    for (const auto& jp : j.at("listed")) {
+      ListedPoint p;
+      p.problem = problem_from_json(jp.at("problem"));
+      p.variant = jp.at("variant").get<std::string>();
+      p.time_s = jp.at("time_s").get<double>();
+      p.tree_variant = jp.at("tree_variant").get<std::string>();
+      p.tree_s = jp.at("tree_s").get<double>();
+      p.floor_s = jp.at("floor_s").get<double>();
+      if (!(p.time_s > 0) || !(p.tree_s > 0) || !(p.floor_s >= 0)) throw std::runtime_error("a listed problem's time is not positive");
+      d.listed.push_back(std::move(p));
+    }
   }
   d.finalists = j.at("finalists").get<std::vector<std::string>>();
   for (const auto& jp : j.at("held_out")) {

@@ -60,6 +60,19 @@ struct HeldOutPoint {
 };
 
 // What a tuning with a problem domain adds to the record (README, "Problem domains").
+// A listed problem where the learned tree's variant is slower than the tolerance allows: the
+// dispatch names the fastest variant measured there for exactly that problem, before the tree.
+// The tree is fitted to the coverage, which spreads over the domain; the listed problems are the
+// shapes the space's author named, and every variant was timed on them.
+struct ListedPoint {
+  Problem problem;
+  std::string variant;       // the fastest variant measured at the problem
+  double time_s = 0;
+  std::string tree_variant;  // the tree's variant there, and its time
+  double tree_s = 0;
+  double floor_s = 0;        // 0 when the space declares no work the device has a rate for
+};
+
 struct RecordedDomain {
   double tolerance = 1.05;            // the space's tuning.regret_tolerance
   std::size_t coverage_points = 0;    // points the dispatch was fitted to (refinement points included)
@@ -67,6 +80,7 @@ struct RecordedDomain {
   double coverage_worst_regret = 1;   // of the dispatch over them
   double coverage_median_regret = 1;
   std::optional<DispatchTree> tree;   // the learned dispatch; absent when the space has buckets
+  std::vector<ListedPoint> listed;    // listed problems dispatched exactly, ahead of the tree
   std::vector<std::string> finalists; // the variants timed on the held-out points
   std::vector<HeldOutPoint> held_out;
 };

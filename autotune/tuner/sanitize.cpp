@@ -131,6 +131,7 @@ std::vector<std::string> dispatched_variants(const Record& record, int runners_u
     for (const auto& node : record.domain->tree->nodes) {
       if (node.is_leaf()) add(node.variant);
     }
+    for (const auto& l : record.domain->listed) add(l.variant);
   }
   return names;
 }

@@ -650,6 +650,104 @@ TEST_CASE("refinement points join the coverage and the dispatch is learned again
   }
 }
 
+TEST_CASE("a listed problem the tree serves too slowly gets its fastest variant, ahead of the tree", "[domain]") {
+  // VEC8 is fastest at every coverage point (one leaf); at the listed problem 512 x 512 VEC16 is
+  // (times from the outcomes, the held-out ones from the worklog: nothing is measured).
+  kiln_test::TempDir dir;
+  Manifest m = domain_manifest(dir);
+  const kiln::Problem listed = rc(512, 512);
+  m.problems = {listed, rc(2048, 64)};
+  m.coverage = {rc(64, 64), rc(256, 128), rc(256, 256), rc(1024, 64)};
+  m.held_out = {rc(128, 128)};
+  const std::map<std::string, double> rates = {{"dram_bytes_per_s", 1e9}};
+  auto log = kiln::worklog::Worklog::open(dir / "w.sqlite");
+  EvaluationContext ctx;
+  ctx.manifest = &m;
+  ctx.log = &log;
+  ctx.context_key = "ctx";
+  ctx.measure = false;
+  const auto vec = [&](const std::string& v) { return *m.variant_index("dtoy__VEC" + v); };
+  auto floor = [](const kiln::Problem& p) { return 8e-9 * static_cast<double>(p.i("rows") * p.i("cols")); };
+  auto outcomes_with = [&](double vec16_at_listed) {
+    std::vector<VariantOutcome> outcomes;
+    for (const auto& [v, f] : std::map<std::string, double>{{"4", 2.0}, {"8", 1.0}, {"16", 1.5}}) {
+      VariantOutcome o;
+      o.index = vec(v);
+      o.complete = true;
+      o.score = f;
+      for (const auto& p : m.coverage) o.median_s[p.key()] = f * floor(p);
+      for (const auto& p : m.problems) o.median_s[p.key()] = f * floor(p);
+      if (v == "16") o.median_s[listed.key()] = vec16_at_listed * floor(listed);
+      for (const auto& p : m.held_out) {
+        kiln::worklog::Measurement meas;
+        meas.key = {"ctx", m.kernel, m.variants[o.index].name, variant_hash(ctx, o.index), p.key(), kiln::worklog::Phase::bench};
+        meas.result = "{}";
+        meas.median_s = f * floor(p);
+        log.put_measurement(meas);
+      }
+      outcomes.push_back(o);
+    }
+    return outcomes;
+  };
+
+  SECTION("three times faster there: dispatched exactly, the tree elsewhere") {
+    Record record;
+    std::ostringstream out;
+    fit_domain(ctx, outcomes_with(1.0 / 3), rates, record, out);
+    INFO(out.str());
+    REQUIRE(record.domain);
+    CHECK(record.domain->tree->leaf_count() == 1);
+    REQUIRE(record.domain->listed.size() == 1);
+    const ListedPoint& l = record.domain->listed[0];
+    CHECK(l.problem == listed);
+    CHECK(l.variant == "dtoy__VEC16");
+    CHECK(l.tree_variant == "dtoy__VEC8");
+    CHECK(l.tree_s / l.time_s == Approx(3.0));
+    CHECK(l.floor_s > 0);
+    CHECK(dispatched_variant(m, record, listed) == "dtoy__VEC16");
+    CHECK(dispatched_variant(m, record, rc(512, 513)) == "dtoy__VEC8");
+    CHECK(domain_summary(*record.domain).find("listed: 1 problem dispatched exactly, ahead of the tree (its variant 3.00x "
+                                              "slower there)") != std::string::npos);
+    // Through JSON, and into the header ahead of the tree.
+    record.kernel = m.kernel;
+    const Record back = record_from_json(record_to_json(record), "record");
+    REQUIRE(back.domain->listed.size() == 1);
+    CHECK(back.domain->listed[0].problem == listed);
+    CHECK(record_to_json(back) == record_to_json(record));
+    std::vector<std::string> warnings;
+    const std::string header = dispatch_header(m, back, warnings);
+    CHECK(warnings.empty());
+    const auto exact = header.find("  if (p.rows == 512 && p.cols == 512 && p.dtype == \"fp32\") {\n    return launch(VEC16{});");
+    CHECK(exact != std::string::npos);
+    CHECK(exact < header.find("return launch(VEC8{});  // leaf 0"));
+  }
+  SECTION("within the tolerance there: the tree serves it") {
+    Record record;
+    std::ostringstream out;
+    fit_domain(ctx, outcomes_with(1.0 / 1.04), rates, record, out);
+    REQUIRE(record.domain);
+    CHECK(record.domain->listed.empty());
+    CHECK_FALSE(record_to_json(record).at("domain").contains("listed"));
+  }
+}
+
+TEST_CASE("a record's listed problems are read strictly", "[domain]") {
+  auto j = record_to_json(tree_record());
+  j["domain"]["listed"] = nlohmann::ordered_json::array(
+      {{{"problem", {{"rows", 64}, {"cols", 100}, {"dtype", "fp32"}}}, {"variant", "dtoy__VEC16"}, {"time_s", 1e-6},
+        {"tree_variant", "dtoy__VEC4"}, {"tree_s", 2e-6}, {"floor_s", 0.0}}});
+  CHECK(record_from_json(j, "record").domain->listed.size() == 1);
+  auto negative = j;
+  negative["domain"]["listed"][0]["time_s"] = -1.0;
+  CHECK_THROWS(record_from_json(negative, "record"));
+  auto missing = j;
+  missing["domain"]["listed"][0].erase("tree_s");
+  CHECK_THROWS(record_from_json(missing, "record"));
+  auto treeless = j;
+  treeless["domain"].erase("tree");
+  CHECK_THROWS(record_from_json(treeless, "record"));
+}
+
 TEST_CASE("a manifest whose problems do not fit its dims is refused with the file, the set and the dim", "[domain]") {
   kiln_test::TempDir dir;
   domain_manifest(dir);
@@ -775,6 +873,43 @@ int main() {
 }
 )");
   compile_and_run_use(dir);
+}
+
+TEST_CASE("a listed problem's exact dispatch compiles and wins over the tree only there", "[header]") {
+  kiln_test::TempDir dir("kiln-domain-listed");
+  const Manifest m = domain_manifest(dir);
+  Record record = tree_record();
+  record.domain->listed.push_back({rc(64, 100, "fp32"), "dtoy__VEC16", 1e-6, "dtoy__VEC4", 2e-6, 0.5e-6});
+  std::vector<std::string> warnings;
+  const std::string header = dispatch_header(m, record, warnings);
+  CHECK(warnings.empty());
+  CHECK(header.find("return launch(VEC16{});  // listed problem: 1 us; the tree's 2 us (2x)") != std::string::npos);
+  kiln_test::write_file(dir / "include/kiln/tuned/dtoy.hpp", header);
+  kiln_test::write_file(dir / "use.cpp", R"(
+#include <cstring>
+#include "kiln/tuned/dtoy.hpp"
+using namespace kiln::tuned::dtoy;
+constexpr Problem listed{64, 100, kiln::Choice{"fp32"}};
+constexpr Problem beside{64, 101, kiln::Choice{"fp32"}};
+constexpr Problem other_type{64, 100, kiln::Choice{"bf16"}};
+static_assert(provenance(listed).ratio > 1.9 && provenance(listed).ratio < 2.1, "the listed problem's own figures");
+int main() {
+  int a = dispatch(listed, [](auto config) { return decltype(config)::VEC; });
+  int b = dispatch(beside, [](auto config) { return decltype(config)::VEC; });
+  int c = dispatch(other_type, [](auto config) { return decltype(config)::VEC; });
+  bool exact = std::strcmp(provenance(listed).selection, "listed problem") == 0;
+  bool learned = std::strcmp(provenance(beside).selection, "learned dispatch") == 0;
+  return a == 16 && b == 4 && c == 16 && exact && learned ? 0 : 1;
+}
+)");
+  compile_and_run_use(dir);
+  // A listed problem whose variant the space lost is left to the tree, with a warning.
+  record.domain->listed[0].variant = "dtoy__VEC3";
+  warnings.clear();
+  const std::string without = dispatch_header(m, record, warnings);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("the listed problem rows=64 cols=100 dtype=fp32") != std::string::npos);
+  CHECK(without.find("p.cols == 100") == std::string::npos);
 }
 
 TEST_CASE("without a record, or with a leaf the space lost, a domain header dispatches the default", "[header]") {

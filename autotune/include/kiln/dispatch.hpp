@@ -36,8 +36,9 @@ struct Provenance {
   const char* variant;             // canonical variant name of the configuration
   const char* bucket;              // the bucket whose winner it is, or the learned dispatch's leaf
                                    // ("leaf 3"); "" for the default
-  const char* selection;           // "exact bucket", "nearest tuned bucket", "learned dispatch" or
-                                   // "default, not tuned"
+  const char* selection;           // "exact bucket", "nearest tuned bucket", "learned dispatch",
+                                   // "listed problem" (its fastest variant, ahead of the learned
+                                   // dispatch) or "default, not tuned"
   const char* device;              // device the tuning ran on; "" when not tuned
   const char* compute_capability;
   const char* driver;
