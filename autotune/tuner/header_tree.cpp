@@ -114,8 +114,8 @@ std::string exactly(const Manifest& m, const Problem& p) {
 }
 
 std::string listed_note(const ListedPoint& l) {
-  return "listed problem: " + number(l.time_s * 1e6, 2) + " us; the tree's " + number(l.tree_s * 1e6, 2) + " us (" +
-         number(l.tree_s / l.time_s, 2) + "x)";
+  return "listed problem: " + number(l.time_s * 1e6, 3) + " us; the tree's " + number(l.tree_s * 1e6, 3) + " us (" +
+         number(l.tree_s / l.time_s, 3) + "x)";
 }
 
 std::string leaf_note(const TreeNode& n, std::size_t number_of_leaf) {

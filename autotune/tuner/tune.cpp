@@ -29,6 +29,8 @@ void tune(const TuneOptions& o, std::ostream& out, std::ostream& err) {
   if (o.shard) {
     t->log->end_session(t->session_id, clock.stages());
     print_shard_summary(m, *o.shard, searched.outcomes, searched.ran, t->log->path(), out);
+    out << "kiln: " << m.kernel << " shard " << o.shard->text() << ": wall time " << worklog::stages_line(clock.stages())
+        << "\n";
     return;
   }
   if (std::size_t earlier = add_worklog_outcomes(t->ctx, searched.outcomes)) {

@@ -47,6 +47,7 @@ TEST_CASE("the default session of a report is the newest that recorded an attemp
   CHECK(summaries[1].attempts == 0);
   const std::string table = sessions_markdown(session_summaries(log));
   CHECK_THAT(table, ContainsSubstring("| " + std::to_string(resumed) + " | softmax_cuda | exhaustive |"));
+  CHECK_THAT(table, ContainsSubstring("| started | ended | seconds | attempts |"));
   CHECK_THAT(table, ContainsSubstring("| " + std::to_string(other) + " | nbody_cuda |"));
 }
 
@@ -111,6 +112,10 @@ TEST_CASE("a session keeps its stage times in the order they ran", "[sessions]")
   const std::int64_t plain = log.start_session(worklog_test::make_session("attention_d128"));
   log.end_session(plain);
   CHECK(log.session(plain)->stages.empty());
+  // The list of sessions gives the total: one decimal, empty without stages.
+  const std::string table = sessions_markdown(session_summaries(log));
+  CHECK_THAT(table, ContainsSubstring(" | 368.2 | 0 | 0 | 0 | 0 | 0 |\n"));
+  CHECK_THAT(table, ContainsSubstring(" |  | 0 | 0 | 0 | 0 | 0 |\n"));
   CHECK_THAT(session_markdown(log, plain), !ContainsSubstring("- Time:"));
 }
 

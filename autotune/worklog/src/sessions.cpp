@@ -1,5 +1,6 @@
 #include "kiln/worklog/sessions.hpp"
 
+#include <iomanip>
 #include <sstream>
 
 #include "markdown_format.hpp"
@@ -35,14 +36,29 @@ std::optional<std::int64_t> latest_session_with_attempts(const Worklog& worklog,
   return latest;
 }
 
+namespace {
+
+// The session's wall time from its stages, one decimal; "" when it recorded none.
+std::string seconds(const Session& s) {
+  if (s.stages.empty()) return "";
+  double total = 0;
+  for (const auto& stage : s.stages) total += stage.seconds;
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << total;
+  return text.str();
+}
+
+}  // namespace
+
 std::string sessions_markdown(const std::vector<SessionSummary>& sessions) {
   std::ostringstream out;
-  out << "| session | kernel | strategy | started | ended | attempts | kept | reverted | invalid | failed |\n";
-  out << "| ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
+  out << "| session | kernel | strategy | started | ended | seconds | attempts | kept | reverted | invalid | failed |\n";
+  out << "| ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const SessionSummary& s : sessions) {
     out << "| " << s.session.id << " | " << markdown::cell(s.session.kernel) << " | "
         << markdown::cell(s.session.strategy) << " | " << s.session.started_at << " | "
-        << (s.session.ended_at ? *s.session.ended_at : "not ended") << " | " << s.attempts << " | " << s.kept
+        << (s.session.ended_at ? *s.session.ended_at : "not ended") << " | " << seconds(s.session) << " | "
+        << s.attempts << " | " << s.kept
         << " | " << s.reverted << " | " << s.invalid << " | " << s.failed << " |\n";
   }
   return out.str();
