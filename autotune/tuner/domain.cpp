@@ -137,15 +137,18 @@ std::vector<ListedPoint> listed_points(const Manifest& m, const std::vector<Vari
     const std::string tree_variant = dispatched_variant(m, record, p);
     std::optional<double> tree_s;
     const VariantOutcome* fastest = nullptr;
+    double best_s = 0;
     for (const auto& oc : outcomes) {
       if (!oc.complete || oc.failure || !oc.score) continue;
       auto t = oc.median_s.find(key);
       if (t == oc.median_s.end()) continue;
       if (m.variants[oc.index].name == tree_variant) tree_s = t->second;
-      if (fastest == nullptr || t->second < fastest->median_s.at(key)) fastest = &oc;
+      if (fastest == nullptr || t->second < best_s) {
+        fastest = &oc;
+        best_s = t->second;
+      }
     }
     if (fastest == nullptr || !tree_s) continue;  // the tree's variant has no time here to compare
-    const double best_s = fastest->median_s.at(key);
     if (*tree_s <= tolerance * best_s) continue;
     listed.push_back(
         {p, m.variants[fastest->index].name, best_s, tree_variant, *tree_s, floor_of(m.work_of(p), rates).seconds});

@@ -97,8 +97,7 @@ bool problem_fits(const Manifest& m, const Problem& p) {
 }
 
 // The condition that holds for exactly this problem: `p.B == 4 && ... && p.dtype == "bf16"`.
-std::string exactly(const Manifest& m, const Problem& p) {
-  (void)m;
+std::string exactly(const Problem& p) {
   std::string c;
   for (const auto& [name, value] : p.dims()) {
     if (!c.empty()) c += " && ";
@@ -223,7 +222,7 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
   }
   h << "template <class Launch>\ndecltype(auto) dispatch(const Problem& p, Launch&& launch) {\n";
   for (const auto& [l, v] : listed) {
-    h << "  if (" << exactly(m, l->problem) << ") {\n    return launch(" << config_struct_name(m, v->name) << "{});  // "
+    h << "  if (" << exactly(l->problem) << ") {\n    return launch(" << config_struct_name(m, v->name) << "{});  // "
       << listed_note(*l) << "\n  }\n";
   }
   writer.write([&](const TreeNode& n, std::size_t number_of_leaf, const std::string& indent) {
@@ -238,7 +237,7 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
   h << "constexpr ::kiln::Provenance provenance(const Problem& p) {\n";
   for (const auto& [l, v] : listed) {
     const double ratio = l->floor_s > 0 ? l->time_s / l->floor_s : 0.0;
-    h << "  if (" << exactly(m, l->problem) << ") {\n    return {" << cpp_string(v->name) << ", "
+    h << "  if (" << exactly(l->problem) << ") {\n    return {" << cpp_string(v->name) << ", "
       << cpp_string("listed problem") << ", \"listed problem\", " << cpp_string(record->device_name)
       << ", " << cpp_string(record->compute_capability) << ", " << cpp_string(record->driver) << ", "
       << cpp_string(record->cuda_runtime) << ", " << cpp_string(record->date) << ", " << number(l->time_s, 6) << ", "

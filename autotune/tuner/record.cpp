@@ -82,7 +82,7 @@ RecordedDomain domain_from_json(const nlohmann::ordered_json& j) {
       p.tree_variant = jp.at("tree_variant").get<std::string>();
       p.tree_s = jp.at("tree_s").get<double>();
       p.floor_s = jp.at("floor_s").get<double>();
-      if (!(p.time_s > 0) || !(p.tree_s > 0) || !(p.floor_s >= 0)) throw std::runtime_error("a listed problem's time is not positive");
+      if (!(p.time_s > 0) || !(p.tree_s > 0) || !(p.floor_s >= 0)) throw std::runtime_error("a listed problem's times must be > 0, its floor >= 0");
       d.listed.push_back(std::move(p));
     }
   }

@@ -285,10 +285,8 @@ void write_headroom(std::ostream& out, const std::vector<const Attempt*>& won) {
 }  // namespace
 
 std::string stages_line(const std::vector<StageSeconds>& stages) {
-  double total = 0;
-  for (const StageSeconds& s : stages) total += s.seconds;
   std::ostringstream line;
-  line << std::fixed << std::setprecision(1) << total << " s";
+  line << std::fixed << std::setprecision(1) << total_seconds(stages) << " s";
   const char* separator = ": ";
   for (const StageSeconds& s : stages) {
     if (s.seconds < 0.05) continue;

@@ -41,10 +41,8 @@ namespace {
 // The session's wall time from its stages, one decimal; "" when it recorded none.
 std::string seconds(const Session& s) {
   if (s.stages.empty()) return "";
-  double total = 0;
-  for (const auto& stage : s.stages) total += stage.seconds;
   std::ostringstream text;
-  text << std::fixed << std::setprecision(1) << total;
+  text << std::fixed << std::setprecision(1) << total_seconds(s.stages);
   return text.str();
 }
 

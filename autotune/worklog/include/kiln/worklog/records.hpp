@@ -51,6 +51,13 @@ struct StageSeconds {
   bool operator==(const StageSeconds&) const = default;
 };
 
+// A run's wall time: its stages' sum.
+inline double total_seconds(const std::vector<StageSeconds>& stages) {
+  double total = 0;
+  for (const StageSeconds& s : stages) total += s.seconds;
+  return total;
+}
+
 // One tuning run of one kernel. Timestamps are UTC, ISO 8601 with milliseconds.
 struct Session {
   std::int64_t id = 0;                  // assigned by start_session
