@@ -3,10 +3,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <csignal>
+#include <optional>
 #include <ostream>
 #include <thread>
 
 #include "cache_key.hpp"
+#include "code_text.hpp"
 #include "kiln/error.hpp"
 #include "kiln/model/backend.hpp"
 #include "measuring_pool.hpp"
@@ -101,28 +103,52 @@ void hold_clocks(Tuning& t, bool lock, std::ostream& out) {
 
 }  // namespace
 
-std::string context_key(KeyVersion version, const Manifest& m, const DeviceInfo& probe, const TuneOptions& o) {
+namespace {
+
+// The context's fields; `code` hashes the code_text of C-family sources (and says so first, so
+// that a code key is never a context key) where the context key hashes every source's bytes.
+std::string hash_context(KeyVersion version, const Manifest& m, const DeviceInfo& probe, const TuneOptions& o,
+                         bool code) {
   KeyHasher h(version);
+  if (code) h.field("code key");
   h.field(m.kernel).field(m.backend).field(probe.name).field(probe.compute_capability.value_or(""));
   h.field(probe.driver.value_or("")).field(probe.cuda_runtime.value_or("")).field(kiln_version);
-  for (const auto& source : o.sources) h.field(source.filename().string()).field(read_text(source));
+  for (const auto& source : o.sources) {
+    const std::string text = read_text(source);
+    h.field(source.filename().string()).field(code && is_c_family_source(source) ? code_text(text) : text);
+  }
   if (o.flags_file) h.field(read_text(*o.flags_file));
   // Appended, and only where the probe reports it (CPUs): a GPU's key is the one it always was.
   if (probe.isa) h.field("isa").field(*probe.isa);
   return h.hex();
 }
 
+}  // namespace
+
+std::string context_key(KeyVersion version, const Manifest& m, const DeviceInfo& probe, const TuneOptions& o) {
+  return hash_context(version, m, probe, o, false);
+}
+
+std::string code_key(const Manifest& m, const DeviceInfo& probe, const TuneOptions& o) {
+  return hash_context(current_key_version, m, probe, o, true);
+}
+
 ContextKey choose_context_key(const worklog::Worklog& log, const Manifest& m, const DeviceInfo& probe,
                               const TuneOptions& o) {
   const std::string current = context_key(current_key_version, m, probe, o);
   const std::string old = context_key(KeyVersion::fnv1a64, m, probe, o);
+  const std::string code = code_key(m, probe, o);
   bool has_old = false;
+  std::optional<ContextKey> same_code;  // the latest context whose sessions measured this code
   for (const auto& s : log.sessions()) {
     if (s.kernel != m.kernel) continue;
-    if (s.context_key == current) return {current, current_key_version};
+    if (s.context_key == current) return {current, current_key_version, code, false};
     if (s.context_key == old && s.key_version == static_cast<int>(KeyVersion::fnv1a64)) has_old = true;
+    if (s.code_key == code) same_code = ContextKey{s.context_key, key_version_from(s.key_version), code, true};
   }
-  return has_old ? ContextKey{old, KeyVersion::fnv1a64} : ContextKey{current, current_key_version};
+  if (has_old) return {old, KeyVersion::fnv1a64, code, false};
+  if (same_code) return *same_code;
+  return {current, current_key_version, code, false};
 }
 
 KernelTarget load_target(const std::filesystem::path& manifest, const std::filesystem::path& device_file) {
@@ -181,6 +207,10 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   t->log = worklog::Worklog::open(o.worklog);
   const ContextKey chosen = choose_context_key(*t->log, m, t->probed, o);
   const std::string& ctx_key = chosen.key;
+  if (chosen.by_code) {
+    out << "kiln: " << m.kernel << ": the sources differ from those of context " << ctx_key
+        << " in comments and whitespace only: its measurements stand\n";
+  }
   if (!context_device(*t->log, m.kernel, ctx_key)) t->probed = probe_matching(spec, o.probe, first_gpu);
   t->context = context_rates(*t->log, m, spec, ctx_key, t->probed);
 
@@ -205,6 +235,7 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   session.device = model::to_json(t->context.device).dump();
   session.context_key = ctx_key;
   session.key_version = static_cast<int>(chosen.version);
+  session.code_key = chosen.code;
   session.kiln_version = kiln_version;
   session.note = "device file " + spec.name + ", seed " + std::to_string(t->seed);
   // How far behind a timing stops at its first figure: it decides how many samples a slow

@@ -81,12 +81,21 @@ struct Tuning {
 // sources, the compiler and its flags, and this version of Kiln's harness; hashed as `version`.
 std::string context_key(KeyVersion version, const Manifest& m, const DeviceInfo& probe, const TuneOptions& o);
 
+// The key of the code a context measured: the context key's fields with the C-family sources
+// taken as code_text (comments and whitespace out). A session records it, so that a later tuning
+// whose sources differ only in comments and layout finds the context it measured.
+std::string code_key(const Manifest& m, const DeviceInfo& probe, const TuneOptions& o);
+
 // The context's key and its version: a context the worklog already holds under the current key
 // version, else one it holds under version 1 (FNV-1a 64: a worklog from before schema version 6,
-// whose rows are found only by their old keys), else a new one under the current version.
+// whose rows are found only by their old keys), else the latest context whose sessions recorded
+// this code key (the same code, the comments or whitespace changed since), else a new one under
+// the current version.
 struct ContextKey {
   std::string key;
   KeyVersion version;
+  std::string code;      // the code key, for the session to record
+  bool by_code = false;  // found by its code key: the sources' bytes differ from the context's
 };
 ContextKey choose_context_key(const worklog::Worklog& log, const Manifest& m, const DeviceInfo& probe,
                               const TuneOptions& o);

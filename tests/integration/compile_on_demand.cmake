@@ -8,7 +8,8 @@ cmake_minimum_required(VERSION 3.25)
 #     no KILN_SEARCH or KILN_BUDGET given), 5 % of the space, the tune step compiles at most
 #     7.5 % of the variants (it compiles what the search proposes, in one parallel batch), and a
 #     record comes out;
-#  2. a fresh build directory tuning from the same worklog compiles no variant and measures none;
+#  2. a fresh build directory tuning from the same worklog compiles no variant and measures none,
+#     and neither does one whose kernel header differs in comments and whitespace only;
 #  3. another search (another seed and budget) in that worklog chooses from all it holds.
 # (kiln_compile, which compiles every variant without tuning, is tested by launcher.cmake.)
 include("${CMAKE_CURRENT_LIST_DIR}/run_step.cmake")
@@ -108,6 +109,24 @@ if(NOT first_winner STREQUAL second_winner)
   message(FATAL_ERROR "the re-run chose ${second_winner}, the first run ${first_winner}")
 endif()
 message(STATUS "compile on demand: a fresh build directory re-ran from the worklog with no compile")
+
+# 2b. The same project with a comment reworded, a line re-indented and CRLF line ends in the
+# kernel's header: its bytes changed, its code did not, so the worklog's measurements stand (found
+# by the code key the first run's session recorded) and nothing is measured again.
+file(REMOVE_RECURSE "${WORK}/edited_project")
+file(COPY "${project}/" DESTINATION "${WORK}/edited_project")
+file(READ "${WORK}/edited_project/sum_squares.hpp" kernel_text)
+string(REPLACE "// The sum of squares of a vector," "// The sum of the squares of a vector (reworded)," kernel_text "${kernel_text}")
+string(REPLACE "  double total = 0;" "      double total = 0;   /* every pass adds to it */" kernel_text "${kernel_text}")
+string(REPLACE "\n" "\r\n" kernel_text "${kernel_text}")
+file(WRITE "${WORK}/edited_project/sum_squares.hpp" "${kernel_text}")
+kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${WORK}/edited_project" -B "${WORK}/edited" ${common})
+kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${WORK}/edited" OUTPUT_VARIABLE edited)
+kiln_expect("${edited}" "sum_squares: the sources differ from those of context [0-9a-f]+ in comments and whitespace only: its measurements stand"
+            "the context found by its code")
+kiln_expect("${edited}" "50 evaluated, 50 passed, 0 wrong, 0 failed to build or run; 0 measured now"
+            "no measurement after a comment edit")
+message(STATUS "compile on demand: a comment edit in the kernel's header measured nothing again")
 
 
 # 3. Another search in the same worklog (another seed, a budget of 5): it measures its own few and

@@ -151,3 +151,80 @@ TEST_CASE("a shard's search is the exhaustive search over its share, and no othe
   CHECK_THROWS_WITH(shard_searcher(make_searcher("anneal", space, {}, 1), m, {0, 2}),
                     ContainsSubstring("--shard 0/2 needs the exhaustive search, not anneal"));
 }
+
+TEST_CASE("a tuning whose sources differ in comments and whitespace only continues the context that measured that code") {
+  kiln_test::GeneratedToy toy;
+  DeviceInfo probe = epyc_probe();
+  TuneOptions o;
+  const auto kernel_source = toy.dir / "toy_kernel.cuh";
+  const auto notes = toy.dir / "toy_notes.json";
+  kiln_test::write_file(kernel_source, "// Four lanes a row.\ntemplate <int N> struct Tile { int lanes = 4; };\n");
+  kiln_test::write_file(notes, "{\"lanes\": 4}");
+  o.sources = {kernel_source, notes};
+
+  auto log = kiln::worklog::Worklog::open(toy.dir / "w.sqlite");
+  const ContextKey first = choose_context_key(log, toy.manifest, probe, o);
+  CHECK(first.key == context_key(KeyVersion::xxh3_128, toy.manifest, probe, o));
+  CHECK(first.code == code_key(toy.manifest, probe, o));
+  CHECK(first.code != first.key);
+  CHECK_FALSE(first.by_code);
+  kiln::worklog::Session measured;
+  measured.kernel = "toy";
+  measured.strategy = "exhaustive";
+  measured.context_key = first.key;
+  measured.code_key = first.code;
+  log.start_session(measured);
+  CHECK(log.sessions().back().code_key == first.code);
+
+  // The comment reworded, the file indented and given CRLF line ends: its bytes changed, its code
+  // did not, and the measurements of that code are found.
+  kiln_test::write_file(kernel_source,
+                        "// Four lanes a row: a reworded comment\r\n// over two lines.\r\ntemplate <int N>\r\n"
+                        "struct Tile {\r\n  int lanes = 4;  /* why four */\r\n};\r\n");
+  CHECK(context_key(KeyVersion::xxh3_128, toy.manifest, probe, o) != first.key);
+  const ContextKey reworded = choose_context_key(log, toy.manifest, probe, o);
+  CHECK(reworded.key == first.key);
+  CHECK(reworded.version == KeyVersion::xxh3_128);
+  CHECK(reworded.code == first.code);
+  CHECK(reworded.by_code);
+
+  // A change of the code is a new context.
+  kiln_test::write_file(kernel_source, "template <int N> struct Tile { int lanes = 8; };\n");
+  const ContextKey changed = choose_context_key(log, toy.manifest, probe, o);
+  CHECK(changed.key != first.key);
+  CHECK(changed.code != first.code);
+  CHECK_FALSE(changed.by_code);
+  // So is a change of a source that is no C, C++ or CUDA, spaces included: it is hashed by its bytes.
+  kiln_test::write_file(kernel_source, "// Four lanes a row.\ntemplate <int N> struct Tile { int lanes = 4; };\n");
+  CHECK(choose_context_key(log, toy.manifest, probe, o).key == first.key);
+  kiln_test::write_file(notes, "{\"lanes\":  4}");
+  CHECK_FALSE(choose_context_key(log, toy.manifest, probe, o).key == first.key);
+  kiln_test::write_file(notes, "{\"lanes\": 4}");
+
+  // Another device's sessions of the same sources are not this context.
+  probe.name = "another CPU";
+  CHECK_FALSE(choose_context_key(log, toy.manifest, probe, o).by_code);
+  probe.name = "AMD EPYC";
+
+  // A session of an older file, which recorded no code key, is found by its context key only;
+  // the next session in that context records it.
+  kiln_test::write_file(kernel_source, "int legacy = 1;  // one\n");
+  kiln::worklog::Session older = measured;
+  older.context_key = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
+  older.code_key.clear();
+  log.start_session(older);
+  const ContextKey same_bytes = choose_context_key(log, toy.manifest, probe, o);
+  CHECK(same_bytes.key == older.context_key);
+  CHECK_FALSE(same_bytes.by_code);
+  CHECK(same_bytes.code == code_key(toy.manifest, probe, o));
+  kiln_test::write_file(kernel_source, "int legacy = 1;  // one, reworded\n");
+  CHECK(choose_context_key(log, toy.manifest, probe, o).key != older.context_key);
+  kiln_test::write_file(kernel_source, "int legacy = 1;  // one\n");
+  kiln::worklog::Session continued = older;
+  continued.code_key = same_bytes.code;
+  log.start_session(continued);
+  kiln_test::write_file(kernel_source, "int legacy = 1;  // one, reworded\n");
+  const ContextKey found = choose_context_key(log, toy.manifest, probe, o);
+  CHECK(found.key == older.context_key);
+  CHECK(found.by_code);
+}

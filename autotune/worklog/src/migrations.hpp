@@ -11,5 +11,6 @@ void create_version_4(const sqlite::Database& db);
 void create_version_5(const sqlite::Database& db);
 void create_version_6(const sqlite::Database& db);
 void create_version_7(const sqlite::Database& db);
+void create_version_8(const sqlite::Database& db);
 
 }  // namespace kiln::worklog::schema

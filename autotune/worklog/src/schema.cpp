@@ -14,7 +14,7 @@ namespace kiln::worklog::schema {
 
 namespace {
 
-constexpr std::array<Migration, 7> all_migrations{{
+constexpr std::array<Migration, 8> all_migrations{{
     {1, "sessions, attempts, links, full-text search, measurement cache", &create_version_1},
     {2, "medians, spreads and quietness of measurements; conditions of failures; preflight; evidence", &create_version_2},
     {3, "the failure kind sanitizer", &create_version_3},
@@ -22,6 +22,7 @@ constexpr std::array<Migration, 7> all_migrations{{
     {5, "sanitizer passes: variants whose checks ran clean under compute-sanitizer", &create_version_5},
     {6, "the key version (FNV-1a 64 or XXH3-128) and Kiln's version of each session", &create_version_6},
     {7, "the stage times of each session", &create_version_7},
+    {8, "the code key of each session", &create_version_8},
 }};
 
 // What the file says about itself before we touch it.

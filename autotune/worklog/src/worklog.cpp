@@ -43,7 +43,7 @@ namespace {
 
 constexpr const char* session_columns =
     "id, started_at, ended_at, kernel, strategy, device, context_key, note, preflight, key_version, kiln_version, "
-    "stages";
+    "stages, code_key";
 
 // Stage times as the column holds them: a JSON object of stage name to seconds, in order.
 std::string stages_json(const std::vector<StageSeconds>& stages) {
@@ -82,6 +82,7 @@ Session read_session(const sqlite::Statement& row, const std::string& path) {
   s.key_version = static_cast<int>(row.get_int64(9));
   s.kiln_version = row.get_optional_text(10).value_or("");
   if (auto stages = row.get_optional_text(11)) s.stages = parse_stages(*stages, path, s.id);
+  s.code_key = row.get_optional_text(12).value_or("");
   return s;
 }
 
@@ -92,8 +93,8 @@ std::int64_t Worklog::start_session(const Session& session) {
   sqlite::Transaction transaction(db_, "start a session");
   sqlite::Statement insert = db_.prepare(
       "INSERT INTO sessions (started_at, kernel, strategy, device, context_key, note, preflight, key_version, "
-      "kiln_version) VALUES (coalesce(:started_at, " KILN_SQL_NOW "), :kernel, :strategy, :device, :context_key, "
-      ":note, :preflight, :key_version, :kiln_version)",
+      "kiln_version, code_key) VALUES (coalesce(:started_at, " KILN_SQL_NOW "), :kernel, :strategy, :device, "
+      ":context_key, :note, :preflight, :key_version, :kiln_version, :code_key)",
       "start a session of " + session.kernel);
   insert.bind(":started_at", detail::null_if_empty(session.started_at))
       .bind(":kernel", session.kernel)
@@ -104,6 +105,7 @@ std::int64_t Worklog::start_session(const Session& session) {
       .bind(":preflight", detail::null_if_empty(session.preflight))
       .bind(":key_version", static_cast<std::int64_t>(session.key_version))
       .bind(":kiln_version", detail::null_if_empty(session.kiln_version))
+      .bind(":code_key", detail::null_if_empty(session.code_key))
       .run();
   const std::int64_t id = db_.last_insert_rowid();
   transaction.commit();

@@ -75,6 +75,10 @@ struct Session {
   // session of an older file.
   int key_version = 2;
   std::string kiln_version;  // the Kiln that ran the session; empty: not recorded (before version 6)
+  // The key of the code it measured (schema version 8): the context key's fields with comments
+  // and whitespace out of the sources, so that a later tuning whose sources differ from these in
+  // comments only continues this context; empty: not recorded.
+  std::string code_key;
   // Where the run's wall time went, in the order the stages ran (schema version 7), written when
   // the session ends; empty: not recorded (an older file, or a run that did not end).
   std::vector<StageSeconds> stages;
