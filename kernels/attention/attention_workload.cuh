@@ -50,9 +50,10 @@ template <int kHeadDim>
 class Workload final : public kiln::Workload {
  public:
   // Up to this many multiply-adds (rows · Sk · D) the fp64 host reference checks every row. It
-  // was 2^26 until 2026-11-30: at that size it took about half a second of each variant process
-  // per problem (the decode spaces list three such problems, a second and a half of the five
-  // seconds a variant's listed problems cost), where the fp32 GPU reference takes milliseconds.
+  // was 2^26 until 2026-11-29: at that size it took about half a second of each variant process
+  // per problem (attention_decode_d64 lists four such problems, about two of the five seconds a
+  // variant's listed problems cost on the H200), where a check against the fp32 GPU reference
+  // took tens of milliseconds (the worklog's timestamps).
   static constexpr std::int64_t kHostReferenceMacs = std::int64_t{1} << 22;
   // Up to this many multiply-adds and rows the GPU reference still checks every row; beyond
   // either, kSampleRows of them.
