@@ -4,7 +4,7 @@
 # --cluster also installs Slurm and MUNGE, which the test integration_slurm_shards starts a one-node
 # cluster of (without them it reports itself skipped).
 set -euo pipefail
-packages=(cmake ninja-build g++ libsqlite3-dev libxxhash-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev catch2)
+packages=(cmake ninja-build g++ libsqlite3-dev libxxhash-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev catch2 xz-utils)
 if [ "${1:-}" = "--cluster" ]; then
   packages+=(slurm-wlm munge)
 fi

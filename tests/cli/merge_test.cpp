@@ -188,7 +188,7 @@ TEST_CASE("kiln record rebuilds the committed H200 records from the worklog of k
 TEST_CASE("kiln record rebuilds the attention, attention decode, softmax, top-k, selective scan and tree N-body records from the committed worklog of key version 2", "[cli]") {
   const fs::path source(KILN_SOURCE_DIR);
   kiln_test::TempDir tmp("kiln-cli-xxh3");
-  const std::string unzip = "gzip -dc '" + (source / "presets/records/h200/worklog-xxh3.sqlite.gz").string() + "' > '" +
+  const std::string unzip = "xz -dc '" + (source / "presets/records/h200/worklog-xxh3.sqlite.xz").string() + "' > '" +
                             (tmp / "worklog.sqlite").string() + "'";
   REQUIRE(std::system(unzip.c_str()) == 0);
   const std::pair<std::string, std::string> kernels[] = {
@@ -225,7 +225,7 @@ TEST_CASE("kiln record names the context it rebuilds when the worklog holds seve
   const fs::path source(KILN_SOURCE_DIR);
   kiln_test::TempDir tmp("kiln-cli-contexts");
   const fs::path worklog = tmp / "worklog.sqlite";
-  const std::string unzip = "gzip -dc '" + (source / "presets/records/h200/worklog-xxh3.sqlite.gz").string() + "' > '" +
+  const std::string unzip = "xz -dc '" + (source / "presets/records/h200/worklog-xxh3.sqlite.xz").string() + "' > '" +
                             worklog.string() + "'";
   REQUIRE(std::system(unzip.c_str()) == 0);
   const fs::path committed = source / "presets/records/h200/softmax_cuda.record.json";
