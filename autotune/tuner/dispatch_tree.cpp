@@ -69,8 +69,21 @@ struct Split {
 
 class Learner {
  public:
+  // What every fit reads, computed once per point and variant (a tree's search fits each variant
+  // to each side of each candidate split, and leave-one-out learns dozens of trees): the same
+  // expressions as before, so the same bits.
   Learner(const TreeTable& t, const TreeOptions& o) : t_(t), o_(o) {
     for (const auto& row : t.time) best_.push_back(*std::min_element(row.begin(), row.end()));
+    log_time_.resize(t.time.size());
+    regret_.resize(t.time.size());
+    serves_.resize(t.time.size());
+    for (std::size_t p = 0; p < t.time.size(); ++p) {
+      for (double time : t.time[p]) {
+        log_time_[p].push_back(std::log(time));
+        regret_[p].push_back(time / best_[p]);
+        serves_[p].push_back(time <= best_[p] * o_.tolerance * (1 + kRelativeSlack) ? 1 : 0);
+      }
+    }
   }
 
   DispatchTree learn() {
@@ -81,17 +94,13 @@ class Learner {
   }
 
  private:
-  bool serves(std::size_t point, std::size_t v) const {
-    return t_.time[point][v] <= best_[point] * o_.tolerance * (1 + kRelativeSlack);
-  }
-
   Fit fit_of(const std::vector<std::size_t>& set, std::size_t v) const {
     Fit f;
     f.variant = v;
     for (std::size_t p : set) {
-      f.served += serves(p, v) ? 1 : 0;
-      f.worst = std::max(f.worst, t_.time[p][v] / best_[p]);
-      f.log_mean += std::log(t_.time[p][v]);
+      f.served += serves_[p][v];
+      f.worst = std::max(f.worst, regret_[p][v]);
+      f.log_mean += log_time_[p][v];
     }
     f.log_mean /= static_cast<double>(set.size());
     return f;
@@ -144,12 +153,20 @@ class Learner {
     std::optional<Split> chosen;
     for (const auto& [name, first_value] : t_.points[set.front()].dims()) {
       const bool integer = std::holds_alternative<std::int64_t>(first_value);
-      auto value_of = [&](std::size_t p) -> const Problem::Value& {
+      // The dim's value at each point of the set, looked up by name once.
+      std::vector<const Problem::Value*> column(t_.points.size(), nullptr);
+      for (std::size_t p : set) {
         for (const auto& [n, v] : t_.points[p].dims()) {
-          if (n == name) return v;
+          if (n == name) {
+            column[p] = &v;
+            break;
+          }
         }
-        throw std::runtime_error("dispatch tree: coverage point " + t_.points[p].key() + " has no dim '" + name + "'");
-      };
+        if (column[p] == nullptr) {
+          throw std::runtime_error("dispatch tree: coverage point " + t_.points[p].key() + " has no dim '" + name + "'");
+        }
+      }
+      auto value_of = [&](std::size_t p) -> const Problem::Value& { return *column[p]; };
       std::vector<Problem::Value> values;
       for (std::size_t p : set) {
         const auto& v = value_of(p);
@@ -207,6 +224,9 @@ class Learner {
   }
 
   const TreeTable& t_;
+  std::vector<std::vector<double>> log_time_;     // log(time) per point and variant
+  std::vector<std::vector<double>> regret_;       // time over the point's fastest
+  std::vector<std::vector<unsigned char>> serves_;  // within the tolerance of the fastest
   TreeOptions o_;
   std::vector<double> best_;
   DispatchTree tree_;
