@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <thread>
+#include <vector>
 
 #include "cache_key.hpp"
 #include "code_text.hpp"
@@ -105,18 +106,31 @@ void hold_clocks(Tuning& t, bool lock, std::ostream& out) {
 
 namespace {
 
+// The sources as a key reads them: each file's name and bytes, and its code_text when it is C,
+// C++ or CUDA (read once for the keys a tuning compares).
+struct SourceText {
+  std::string name, bytes, code;
+};
+
+std::vector<SourceText> read_sources(const TuneOptions& o) {
+  std::vector<SourceText> texts;
+  for (const auto& source : o.sources) {
+    SourceText t{source.filename().string(), read_text(source), ""};
+    t.code = is_c_family_source(source) ? code_text(t.bytes) : t.bytes;
+    texts.push_back(std::move(t));
+  }
+  return texts;
+}
+
 // The context's fields; `code` hashes the code_text of C-family sources (and says so first, so
 // that a code key is never a context key) where the context key hashes every source's bytes.
 std::string hash_context(KeyVersion version, const Manifest& m, const DeviceInfo& probe, const TuneOptions& o,
-                         bool code) {
+                         const std::vector<SourceText>& sources, bool code) {
   KeyHasher h(version);
   if (code) h.field("code key");
   h.field(m.kernel).field(m.backend).field(probe.name).field(probe.compute_capability.value_or(""));
   h.field(probe.driver.value_or("")).field(probe.cuda_runtime.value_or("")).field(kiln_version);
-  for (const auto& source : o.sources) {
-    const std::string text = read_text(source);
-    h.field(source.filename().string()).field(code && is_c_family_source(source) ? code_text(text) : text);
-  }
+  for (const SourceText& source : sources) h.field(source.name).field(code ? source.code : source.bytes);
   if (o.flags_file) h.field(read_text(*o.flags_file));
   // Appended, and only where the probe reports it (CPUs): a GPU's key is the one it always was.
   if (probe.isa) h.field("isa").field(*probe.isa);
@@ -126,18 +140,19 @@ std::string hash_context(KeyVersion version, const Manifest& m, const DeviceInfo
 }  // namespace
 
 std::string context_key(KeyVersion version, const Manifest& m, const DeviceInfo& probe, const TuneOptions& o) {
-  return hash_context(version, m, probe, o, false);
+  return hash_context(version, m, probe, o, read_sources(o), false);
 }
 
 std::string code_key(const Manifest& m, const DeviceInfo& probe, const TuneOptions& o) {
-  return hash_context(current_key_version, m, probe, o, true);
+  return hash_context(current_key_version, m, probe, o, read_sources(o), true);
 }
 
 ContextKey choose_context_key(const worklog::Worklog& log, const Manifest& m, const DeviceInfo& probe,
                               const TuneOptions& o) {
-  const std::string current = context_key(current_key_version, m, probe, o);
-  const std::string old = context_key(KeyVersion::fnv1a64, m, probe, o);
-  const std::string code = code_key(m, probe, o);
+  const std::vector<SourceText> sources = read_sources(o);
+  const std::string current = hash_context(current_key_version, m, probe, o, sources, false);
+  const std::string old = hash_context(KeyVersion::fnv1a64, m, probe, o, sources, false);
+  const std::string code = hash_context(current_key_version, m, probe, o, sources, true);
   bool has_old = false;
   std::optional<ContextKey> same_code;  // the latest context whose sessions measured this code
   for (const auto& s : log.sessions()) {

@@ -1,4 +1,6 @@
 // code_text: what of a C, C++ or CUDA source the code key hashes, comments and layout out.
+#include <initializer_list>
+
 #include "code_text.hpp"
 #include "kiln_catch.hpp"
 
@@ -40,31 +42,52 @@ TEST_CASE("comments and the layout of whitespace are out of the code text, the c
   CHECK(code_text("a # b") == "a # b");
 }
 
+namespace {
+
+// A source and its code text.
+struct Case {
+  const char* source;
+  const char* code;
+};
+
+void check_cases(std::initializer_list<Case> cases) {
+  for (const Case& c : cases) {
+    INFO(c.source);
+    CHECK(code_text(c.source) == c.code);
+  }
+}
+
+}  // namespace
+
 TEST_CASE("literals are kept byte for byte: what looks like a comment in one is text") {
-  CHECK(code_text("const char* s = \"a // b /* c */  d\";  // e") == "const char* s = \"a // b /* c */  d\";");
-  CHECK(code_text("char c = '/'; char d = '\\''; // x") == "char c = '/'; char d = '\\'';");
-  CHECK(code_text("auto s = \"q\\\"  // still text\";") == "auto s = \"q\\\"  // still text\";");
-  CHECK(code_text("auto r = R\"x(a // b\n  c)x\"; // d") == "auto r = R\"x(a // b\n  c)x\";");
-  CHECK(code_text("auto r = u8R\"(/* kept */)\";") == "auto r = u8R\"(/* kept */)\";");
-  // A digit separator opens no character literal: the comment after it is still a comment.
-  CHECK(code_text("int n = 1'000'000; // a million, 'quoted'") == "int n = 1'000'000;");
-  CHECK(code_text("auto c = L'x';  // wide") == "auto c = L'x';");
-  // An R that ends an identifier and a space before a quote: ordinary strings.
-  CHECK(code_text("FOR \"  a  \"") == "FOR \"  a  \"");
-  CHECK(code_text("R \"(  // x\"") == "R \"(  // x\"");
+  check_cases({
+      {"const char* s = \"a // b /* c */  d\";  // e", "const char* s = \"a // b /* c */  d\";"},
+      {"char c = '/'; char d = '\\''; // x", "char c = '/'; char d = '\\'';"},
+      {"auto s = \"q\\\"  // still text\";", "auto s = \"q\\\"  // still text\";"},
+      {"auto r = R\"x(a // b\n  c)x\"; // d", "auto r = R\"x(a // b\n  c)x\";"},
+      {"auto r = u8R\"(/* kept */)\";", "auto r = u8R\"(/* kept */)\";"},
+      // A digit separator opens no character literal: the comment after it is still a comment.
+      {"int n = 1'000'000; // a million, 'quoted'", "int n = 1'000'000;"},
+      {"auto c = L'x';  // wide", "auto c = L'x';"},
+      // An R that ends an identifier, and a space before a quote: ordinary strings.
+      {"FOR \"  a  \"", "FOR \"  a  \""},
+      {"R \"(  // x\"", "R \"(  // x\""},
+  });
 }
 
 TEST_CASE("malformed sources are read to the end without a fault") {
-  CHECK(code_text("") == "");
-  CHECK(code_text("   \n\t ") == "");
-  CHECK(code_text("a /* never closed") == "a");
-  CHECK(code_text("a // no newline") == "a");
-  CHECK(code_text("s = \"never closed\nb") == "s = \"never closed b");
-  CHECK(code_text("c = '") == "c = '");
-  CHECK(code_text("r = R\"d(never closed") == "r = R\"d(never closed");
-  CHECK(code_text("x \\") == "x \\");
-  // A line comment that a backslash continues takes the next line too.
-  CHECK(code_text("a // one \\\n two\nb") == "a b");
+  check_cases({
+      {"", ""},
+      {"   \n\t ", ""},
+      {"a /* never closed", "a"},
+      {"a // no newline", "a"},
+      {"s = \"never closed\nb", "s = \"never closed b"},
+      {"c = '", "c = '"},
+      {"r = R\"d(never closed", "r = R\"d(never closed"},
+      {"x \\", "x \\"},
+      // A line comment that a backslash continues takes the next line too.
+      {"a // one \\\n two\nb", "a b"},
+  });
   // Bytes that are no text go through as they are.
   const std::string bytes("a\0b\xff", 4);
   CHECK(code_text(bytes) == bytes);

@@ -1,6 +1,5 @@
 #include "kiln/worklog/sessions.hpp"
 
-#include <iomanip>
 #include <sstream>
 
 #include "markdown_format.hpp"
@@ -39,12 +38,7 @@ std::optional<std::int64_t> latest_session_with_attempts(const Worklog& worklog,
 namespace {
 
 // The session's wall time from its stages, one decimal; "" when it recorded none.
-std::string seconds(const Session& s) {
-  if (s.stages.empty()) return "";
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(1) << total_seconds(s.stages);
-  return text.str();
-}
+std::string seconds(const Session& s) { return s.stages.empty() ? "" : markdown::fixed(total_seconds(s.stages), 1); }
 
 }  // namespace
 
