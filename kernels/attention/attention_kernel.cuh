@@ -2,9 +2,7 @@
 //
 // One thread block owns BLOCK_M query rows of one (batch, head) and, when the keys are split, one
 // range of key tiles. Warp w owns rows [w·R, (w+1)·R) of the block (R = BLOCK_M / WARPS), so its
-// S = Q·Kᵀ and O rows never leave its registers; with KEY_WARPS > 1 there are that many such sets
-// of warps, each scoring its own share of every key tile, merged at the end (merge_key_shares: a
-// decode block's few packed rows fill one m16 tile, so more warps can only split the keys). The block walks its key tiles from the last to
+// S = Q·Kᵀ and O rows never leave its registers. The block walks its key tiles from the last to
 // the first (the tiles that need masking come first), STAGES-1 tiles ahead through cp.async, and
 // keeps per row the running maximum m and sum l of the online softmax, in fp32:
 //   m' = max(m, rowmax(S)),  P = 2^(S·c − m'·c),  l' = l·2^((m − m')·c) + rowsum(P),
@@ -35,20 +33,17 @@ inline constexpr float kNegInf = -__builtin_huge_valf();
 template <class T, int kRows, class Element>
 __device__ __forceinline__ void load_tile(Element* smem, const Element* gmem, int stride, int rows_valid, int tid) {
   constexpr int kRowsPerPass = T::kThreads / T::kChunksPerRow;
-  static_assert(T::kThreads % T::kChunksPerRow == 0 && (kRows % kRowsPerPass == 0 || kRows < kRowsPerPass),
-                "tile chunks must divide among the threads (or fill less than one pass)");
+  static_assert(T::kThreads % T::kChunksPerRow == 0 && kRows % kRowsPerPass == 0,
+                "tile chunks must divide among the threads");
   const int row = tid / T::kChunksPerRow;
   const int chunk = tid % T::kChunksPerRow;
-  // A tile of fewer rows than one pass (the Q tile of a block whose warps split the keys): the
-  // threads past its rows copy nothing.
-  if (kRows < kRowsPerPass && row >= kRows) return;
   // One running pointer rather than kRows / kRowsPerPass offsets from a base: the offsets are loop
   // invariants of the key loop, and the compiler kept them all live in registers (D=128, 128x64
   // tiles: 88 -> 56 bytes of spills with the running pointer).
   const Element* src = gmem + row * stride + chunk * 8;
   const int step = kRowsPerPass * stride;
 #pragma unroll
-  for (int i = 0; i < (kRows + kRowsPerPass - 1) / kRowsPerPass; ++i) {
+  for (int i = 0; i < kRows / kRowsPerPass; ++i) {
     const int r = row + i * kRowsPerPass;
     const bool valid = r < rows_valid;
     ptx::cp_async_16(ptx::smem_address(smem + swizzle<T::kHeadDim>(r, chunk)), valid ? src : gmem, valid);
@@ -74,9 +69,8 @@ __device__ __forceinline__ void load_packed_q(Element* smem, const Element* q_ba
   constexpr int kRowsPerPass = T::kThreads / T::kChunksPerRow;
   const int row = tid / T::kChunksPerRow;
   const int chunk = tid % T::kChunksPerRow;
-  if (kRows < kRowsPerPass && row >= kRows) return;  // as in load_tile
 #pragma unroll
-  for (int i = 0; i < (kRows + kRowsPerPass - 1) / kRowsPerPass; ++i) {
+  for (int i = 0; i < kRows / kRowsPerPass; ++i) {
     const int r = row + i * kRowsPerPass;
     const bool valid = r < rows_valid;
     const int packed_row = row0 + r;
@@ -121,75 +115,6 @@ struct OutputRows {
   }
 };
 
-// KEY_WARPS > 1: the warps of key shares 1.. leave their rows' unnormalised O, maximum and sum in
-// shared memory after the Q tile (fp32, rows padded as the cluster's partials are); the warps of
-// share 0, which own the same rows, merge them into their own state as the online softmax merges a
-// tile: m = max over shares, and each share's O and sum scaled by 2^((m_s − m)·c). A share that saw
-// no key has m_s = -inf and weight 0. Every warp of the block calls it (two block barriers).
-template <class T>
-__device__ __forceinline__ void merge_key_shares(unsigned char* smem_raw, int key_warp, int warp_row0, int g, int t,
-                                                 float scale_log2, float (&acc_o)[T::kMTiles][T::kDTiles][4],
-                                                 float (&row_max)[T::kMTiles][2], float (&row_sum)[T::kMTiles][2]) {
-  constexpr int kStride = T::kPartialStride;
-  constexpr int kShareFloats = T::kBlockM * (kStride + 2);  // O rows, then maxima, then sums
-  float* const shares = reinterpret_cast<float*>(smem_raw + 2 * T::kQElems);
-  __syncthreads();  // every warp is done with the last K/V tile, which the shares overwrite
-  if (key_warp > 0) {
-    float* const mine = shares + (key_warp - 1) * kShareFloats;
-#pragma unroll
-    for (int mt = 0; mt < T::kMTiles; ++mt) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = warp_row0 + mt * 16 + g + 8 * h;
-#pragma unroll
-        for (int dt = 0; dt < T::kDTiles; ++dt) {
-          *reinterpret_cast<float2*>(mine + row * kStride + dt * 8 + 2 * t) =
-              make_float2(acc_o[mt][dt][2 * h], acc_o[mt][dt][2 * h + 1]);
-        }
-        const float l = quad_sum(row_sum[mt][h]);
-        if (t == 0) {
-          mine[T::kBlockM * kStride + row] = row_max[mt][h];
-          mine[T::kBlockM * (kStride + 1) + row] = l;
-        }
-      }
-    }
-  }
-  __syncthreads();
-  if (key_warp > 0) return;
-#pragma unroll
-  for (int mt = 0; mt < T::kMTiles; ++mt) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = warp_row0 + mt * 16 + g + 8 * h;
-      float m = row_max[mt][h];
-#pragma unroll
-      for (int k = 1; k < T::kKeyWarps; ++k) m = fmaxf(m, shares[(k - 1) * kShareFloats + T::kBlockM * kStride + row]);
-      const float m_scaled = m == kNegInf ? 0.f : m * scale_log2;
-      const float own = ptx::exp2_approx(row_max[mt][h] * scale_log2 - m_scaled);
-      float others = 0.f;  // the other shares' sums, added once per quad (row_sum is a quarter share)
-#pragma unroll
-      for (int dt = 0; dt < T::kDTiles; ++dt) {
-        acc_o[mt][dt][2 * h] *= own;
-        acc_o[mt][dt][2 * h + 1] *= own;
-      }
-#pragma unroll
-      for (int k = 1; k < T::kKeyWarps; ++k) {
-        const float* const share = shares + (k - 1) * kShareFloats;
-        const float w = ptx::exp2_approx(share[T::kBlockM * kStride + row] * scale_log2 - m_scaled);
-        others += w * share[T::kBlockM * (kStride + 1) + row];
-#pragma unroll
-        for (int dt = 0; dt < T::kDTiles; ++dt) {
-          const float2 o = *reinterpret_cast<const float2*>(share + row * kStride + dt * 8 + 2 * t);
-          acc_o[mt][dt][2 * h] = fmaf(w, o.x, acc_o[mt][dt][2 * h]);
-          acc_o[mt][dt][2 * h + 1] = fmaf(w, o.y, acc_o[mt][dt][2 * h + 1]);
-        }
-      }
-      row_sum[mt][h] = row_sum[mt][h] * own + (t == 0 ? others : 0.f);
-      row_max[mt][h] = m;
-    }
-  }
-}
-
 }  // namespace detail
 
 template <class T, class Element, bool kCausal>
@@ -201,8 +126,6 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
 
   const int tid = threadIdx.x;
   const int warp = tid / 32;
-  const int row_warp = warp % T::kWarps;  // which rows of the block this warp computes
-  const int key_warp = warp / T::kWarps;  // which share of every key tile (KEY_WARPS)
   const int lane = tid % 32;
   const int g = lane / 4;          // fragment row within an 8-row group
   const int t = lane % 4;          // fragment column pair
@@ -268,23 +191,19 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
     row_sum[mt][0] = row_sum[mt][1] = 0.f;
   }
 
-  const int warp_row0 = row_warp * T::kRowsPerWarp;  // first row of this warp within the block
+  const int warp_row0 = warp * T::kRowsPerWarp;  // first row of this warp within the block
   // This lane's ldmatrix addresses at k-step 0; other steps and tiles follow by step_address()
   // and constant offsets (every tile and row starts on a 128-byte boundary).
   constexpr std::uint32_t kRow16Bytes = 16 * D * 2;  // 16 rows of a tile
   const std::uint32_t q_lane = ptx::smem_address(sQ + swizzle<D>(warp_row0 + lm_row, lm_chunk));
-  // A warp's share of the keys starts kWarpKeys rows into the K and V tiles: a multiple of 16 rows,
-  // so its swizzle is that of row 0 and the offset a constant.
-  const std::uint32_t share_offset = key_warp * T::kWarpKeys * D * 2;
-  const std::uint32_t v_lane0 =
-      ptx::smem_address(sKV + T::kKVTileElems + swizzle<D>(lm_row, lm_chunk)) + share_offset;
+  const std::uint32_t v_lane0 = ptx::smem_address(sKV + T::kKVTileElems + swizzle<D>(lm_row, lm_chunk));
   // K is the B operand of Q·Kᵀ, which takes two consecutive registers. Lanes 0-7 and 8-15 address
   // keys 0-7 at k-columns 0-7 and 8-15, lanes 16-31 keys 8-15: registers {0,1} of the x4 load are
   // then key tile 2np's fragment and {2,3} key tile 2np+1's, in place. (With Q's lane order, the
   // pairs were {0,2} and {1,3}, and ptxas spent ~250 register moves per key tile regrouping them.)
   const int k_row = (lane & 7) + ((lane >> 4) << 3);
   const int k_chunk = (lane >> 3) & 1;
-  const std::uint32_t k_lane0 = ptx::smem_address(sKV + swizzle<D>(k_row, k_chunk)) + share_offset;
+  const std::uint32_t k_lane0 = ptx::smem_address(sKV + swizzle<D>(k_row, k_chunk));
 
   if (n_tiles > 0) {
     // Prologue: Q (group 0), then key tiles 0 .. STAGES-2 (one group each, empty groups included,
@@ -382,7 +301,7 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const int query = (row0 + warp_row0 + mt * 16 + g + (e / 2) * 8) / rows_per_query;
-              const int col = key0 + key_warp * T::kWarpKeys + nt * 8 + 2 * t + (e % 2);
+              const int col = key0 + nt * 8 + 2 * t + (e % 2);
               const bool masked = col >= p.seq_k || (kCausal && col > query + diagonal);
               if (masked) s[mt][nt][e] = detail::kNegInf;
             }
@@ -457,11 +376,7 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
   }
   // No copy may still be writing the Q tile, which the epilogue below reuses.
   ptx::cp_async_wait<0>();
-  if constexpr (T::kKeyWarps > 1) {
-    detail::merge_key_shares<T>(smem_raw, key_warp, warp_row0, g, t, p.scale_log2, acc_o, row_max, row_sum);
-  } else {
-    __syncwarp();
-  }
+  __syncwarp();
 
   // Epilogue. A row that saw no key (l = 0) gets O = 0 and log-sum-exp -inf.
   float inv_sum[T::kMTiles][2];
@@ -492,21 +407,17 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
       float* const part = reinterpret_cast<float*>(smem_raw);
       float* const part_lse = part + T::kBlockM * kStride;
       __syncthreads();  // every warp is done with Q and the last K/V tile, which `part` overwrites
-      // With KEY_WARPS the rows were merged into the warps of key share 0: only they write them.
-      // The others still take part in the cluster's barriers and its merge below.
-      if (key_warp == 0) {
 #pragma unroll
-        for (int mt = 0; mt < T::kMTiles; ++mt) {
+      for (int mt = 0; mt < T::kMTiles; ++mt) {
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int row = warp_row0 + mt * 16 + g + 8 * h;
+        for (int h = 0; h < 2; ++h) {
+          const int row = warp_row0 + mt * 16 + g + 8 * h;
 #pragma unroll
-            for (int dt = 0; dt < T::kDTiles; ++dt) {
-              *reinterpret_cast<float2*>(part + row * kStride + dt * 8 + 2 * t) =
-                  make_float2(acc_o[mt][dt][2 * h] * inv_sum[mt][h], acc_o[mt][dt][2 * h + 1] * inv_sum[mt][h]);
-            }
-            if (t == 0) part_lse[row] = lse[mt][h];
+          for (int dt = 0; dt < T::kDTiles; ++dt) {
+            *reinterpret_cast<float2*>(part + row * kStride + dt * 8 + 2 * t) =
+                make_float2(acc_o[mt][dt][2 * h] * inv_sum[mt][h], acc_o[mt][dt][2 * h + 1] * inv_sum[mt][h]);
           }
+          if (t == 0) part_lse[row] = lse[mt][h];
         }
       }
       cluster.sync();  // release/acquire: every block's partial is visible to the whole cluster
@@ -550,7 +461,6 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
   }
 #endif
 
-  if (key_warp > 0) return;  // as above: the warps of key share 0 write the rows
   if (p.splits > 1) {
     // Partial result of this key range: normalised O and its log-sum-exp, fp32, straight from
     // the fragments (each quad writes 32 contiguous bytes of a row).

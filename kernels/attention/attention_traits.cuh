@@ -54,11 +54,6 @@ KILN_ATTENTION_KNOB(PingPongOf, PINGPONG);
 // blocks; causal ones in pairs of equal total work) in turn, so the next item's tiles load while
 // the current one's output is written.
 KILN_ATTENTION_KNOB(PersistentOf, PERSISTENT);
-// KEY_WARPS: warps of the mma.sync kernel that split each key tile between them, each with its own
-// online softmax over its share of the keys, merged through shared memory at the end. A decode
-// block has a few packed query rows, one m16 tile: its warps cannot split rows, so they split keys.
-// 0 (a space without the knob) is 1.
-KILN_ATTENTION_KNOB(KeyWarpsOf, KEY_WARPS);
 #undef KILN_ATTENTION_KNOB
 
 // The N sizes of the wgmma wrappers in attention_wgmma_ptx.cuh (BLOCK_N of Q·Kᵀ, HEAD_DIM of P·V).
@@ -91,18 +86,16 @@ struct Traits {
   static constexpr bool kProducer = ProducerOf<Config>::value != 0;
   static constexpr bool kPingPong = PingPongOf<Config>::value != 0;
   static constexpr bool kPersistent = PersistentOf<Config>::value != 0;
-  static constexpr int kKeyWarps = KeyWarpsOf<Config>::value > 1 ? KeyWarpsOf<Config>::value : 1;
 
   // Derived.
-  static constexpr int kConsumerThreads = kWarps * kKeyWarps * 32;  // the warps that compute
+  static constexpr int kConsumerThreads = kWarps * 32;   // the warps that compute
   static constexpr int kThreads = kConsumerThreads + (kProducer ? 128 : 0);
   static constexpr int kRowsPerWarp = kBlockM / kWarps;
   static constexpr int kMTiles = kRowsPerWarp / 16;       // m16 tiles per warp
-  static constexpr int kWarpKeys = kBlockN / kKeyWarps;   // keys of a tile one warp scores
-  static constexpr int kNTiles = kWarpKeys / 8;           // n8 tiles of a warp's score block S
+  static constexpr int kNTiles = kBlockN / 8;             // n8 tiles of the score block S
   static constexpr int kDTiles = kHeadDim / 8;            // n8 tiles of the output block O
   static constexpr int kKSteps = kHeadDim / 16;           // k16 steps of Q·Kᵀ
-  static constexpr int kPSteps = kWarpKeys / 16;          // k16 steps of a warp's P·V
+  static constexpr int kPSteps = kBlockN / 16;            // k16 steps of P·V
   static constexpr int kChunksPerRow = kHeadDim / 8;      // 16-byte chunks per row of a tile
   static constexpr int kQElems = kBlockM * kHeadDim;
   static constexpr int kKVTileElems = kBlockN * kHeadDim;
@@ -122,13 +115,8 @@ struct Traits {
   // rows' log-sum-exps.
   static constexpr int kPartialStride = kHeadDim + 8;
   static constexpr int kPartialBytes = kCluster > 0 ? 4 * kBlockM * (kPartialStride + 1) : 0;
-  // KEY_WARPS > 1: after the key loop the warps of key shares 1.. leave their unnormalised O, row
-  // maxima and row sums (fp32, rows padded like the partial output) after the Q tile, for the
-  // warps of share 0 to merge.
-  static constexpr int kMergeBytes = kKeyWarps > 1 ? 2 * kQElems + 4 * (kKeyWarps - 1) * kBlockM * (kPartialStride + 2) : 0;
   static constexpr int kOwnBytes = kTileBytes + kOutBytes + kAlignBytes + kBarrierBytes;
-  static constexpr int kEpilogueBytes = kPartialBytes > kMergeBytes ? kPartialBytes : kMergeBytes;
-  static constexpr int kSmemBytes = kOwnBytes > kEpilogueBytes ? kOwnBytes : kEpilogueBytes;
+  static constexpr int kSmemBytes = kOwnBytes > kPartialBytes ? kOwnBytes : kPartialBytes;
   // fp32 accumulators a thread keeps live through the main loop (O, S and, optionally, Q).
   static constexpr int kAccRegs = kMTiles * 4 * (kDTiles + kNTiles + kQRegSteps);
 
@@ -136,12 +124,10 @@ struct Traits {
                 "HEAD_DIM must be 64, 128, 192 or 256: the XOR swizzle permutes 8 chunks of 16 bytes");
   static_assert(kWarps >= 1 && kThreads <= 1024, "WARPS out of range");
   static_assert(kBlockM % (16 * kWarps) == 0, "each warp owns a whole number of m16 row tiles");
-  static_assert(kBlockN % (16 * kKeyWarps) == 0, "each key warp's share of BLOCK_N must be a multiple of 16 (k16 steps of P·V)");
-  static_assert(KeyWarpsOf<Config>::value >= 0 && kKeyWarps <= 8, "KEY_WARPS is 0 to 8");
+  static_assert(kBlockN % 16 == 0, "BLOCK_N must be a multiple of 16 (k16 steps of P·V)");
   static_assert(kBlockM <= kMaxBlock && kBlockN <= kMaxBlock, "BLOCK_M/BLOCK_N above kMaxBlock");
   static_assert(kStages >= 2, "the K/V pipeline needs at least two stages");
-  static_assert(kProducer || (kBlockM * kChunksPerRow) % kThreads == 0 || kKeyWarps > 1,
-                "Q tile chunks must divide among the threads (with KEY_WARPS the loader leaves threads idle)");
+  static_assert(kProducer || (kBlockM * kChunksPerRow) % kThreads == 0, "Q tile chunks must divide among the threads");
   static_assert(kProducer || (kBlockN * kChunksPerRow) % kThreads == 0, "K/V tile chunks must divide among the threads");
   static_assert(!kProducer || (kBlockM * kChunksPerRow) % kConsumerThreads == 0,
                 "Q tile chunks (packed queries) must divide among the consumer threads");
@@ -167,7 +153,6 @@ struct Traits {
                 "PINGPONG: turns between two or more consumer warpgroups of a PRODUCER variant");
   static_assert(PersistentOf<Config>::value == 0 || PersistentOf<Config>::value == 1, "PERSISTENT is 0 or 1");
   static_assert(!kPersistent || kProducer, "PERSISTENT: the producer warpgroup loads the next work item's tiles");
-  static_assert(!kWgmma || kKeyWarps == 1, "KEY_WARPS is a knob of the mma.sync path");
   static_assert(!kWgmma || (kQRegSteps == 0 && kCluster == 0),
                 "WGMMA: Q is read from shared memory by the instruction, and splits merge through scratch");
 };

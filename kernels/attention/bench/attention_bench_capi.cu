@@ -20,10 +20,7 @@
                                        void*, std::size_t, int, cudaStream_t);                             \
   std::size_t kiln_bench_scratch_##NAME(const kiln::attention::ForwardParams&, int);                       \
   const char* kiln_bench_name_##NAME();
-#define KILN_BENCH_DECODE_VARIANT(NAME, D, BM, BN, W, S, ST, PG, CL, KW) \
-  KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, 0, ST, PG, CL, 0, 0, 0, 0, 0)
 #include "bench_variants.inc"
-#undef KILN_BENCH_DECODE_VARIANT
 #undef KILN_BENCH_VARIANT
 
 namespace {
@@ -39,10 +36,7 @@ struct Variant {
 const Variant kVariants[] = {
 #define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS)\
   {D, kiln_bench_launch_##NAME, kiln_bench_scratch_##NAME, kiln_bench_name_##NAME},
-#define KILN_BENCH_DECODE_VARIANT(NAME, D, BM, BN, W, S, ST, PG, CL, KW) \
-  KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, 0, ST, PG, CL, 0, 0, 0, 0, 0)
 #include "bench_variants.inc"
-#undef KILN_BENCH_DECODE_VARIANT
 #undef KILN_BENCH_VARIANT
 };
 constexpr int kVariantCount = sizeof(kVariants) / sizeof(kVariants[0]);

@@ -8,8 +8,10 @@
 #include "attention_config.hpp"
 #include "attention_launch.cuh"
 
-// The entry points of variant NAME, whose Config is kiln_bench_NAME::Config.
-#define KILN_BENCH_ENTRY_POINTS(NAME)                                                                      \
+#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS)                                              \
+  namespace kiln_bench_##NAME {                                                                            \
+  KILN_ATTENTION_CONFIG_WG(Config, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS);                                            \
+  }                                                                                                        \
   cudaError_t kiln_bench_launch_##NAME(const kiln::attention::ForwardParams& p,                            \
                                        kiln::AttentionDType dtype, bool causal, void* scratch,             \
                                        std::size_t scratch_bytes, int sms, cudaStream_t stream) {          \
@@ -20,15 +22,3 @@
     return kiln::attention::scratch_bytes_for<kiln_bench_##NAME::Config>(p, sms);                          \
   }                                                                                                        \
   const char* kiln_bench_name_##NAME() { return kiln_bench_##NAME::Config::kiln_name; }
-
-#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS) \
-  namespace kiln_bench_##NAME {                                                       \
-  KILN_ATTENTION_CONFIG_WG(Config, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS);  \
-  }                                                                                   \
-  KILN_BENCH_ENTRY_POINTS(NAME)
-
-#define KILN_BENCH_DECODE_VARIANT(NAME, D, BM, BN, W, S, ST, PG, CL, KW) \
-  namespace kiln_bench_##NAME {                                          \
-  KILN_ATTENTION_DECODE_CONFIG(Config, D, BM, BN, W, S, ST, PG, CL, KW);  \
-  }                                                                      \
-  KILN_BENCH_ENTRY_POINTS(NAME)

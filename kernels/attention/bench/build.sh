@@ -33,13 +33,13 @@ flags=(-std=c++17 -O3 $gencode -Xcompiler -fPIC -Xptxas=-v
 
 mkdir -p "$out/gen" "$out/obj" "$out/log"
 # One source per benchmark variant (and none for variants no longer listed).
-names="$(grep -E '^KILN_BENCH_(DECODE_)?VARIANT\(' "$att/bench/bench_variants.inc" | sed -E 's/^KILN_BENCH_(DECODE_)?VARIANT\(([A-Za-z0-9_]+),.*/\2/')"
+names="$(grep '^KILN_BENCH_VARIANT(' "$att/bench/bench_variants.inc" | sed -E 's/^KILN_BENCH_VARIANT\(([A-Za-z0-9_]+),.*/\1/')"
 for f in "$out"/gen/*.cu; do
   [ -e "$f" ] || continue
   echo "$names" | grep -qx "$(basename "${f%.cu}")" || rm -f "$f" "$out/obj/$(basename "${f%.cu}").o" "$out/log/$(basename "${f%.cu}").o.log"
 done
-grep -E '^KILN_BENCH_(DECODE_)?VARIANT\(' "$att/bench/bench_variants.inc" | while read -r line; do
-  name="$(echo "$line" | sed -E 's/^KILN_BENCH_(DECODE_)?VARIANT\(([A-Za-z0-9_]+),.*/\2/')"
+grep '^KILN_BENCH_VARIANT(' "$att/bench/bench_variants.inc" | while read -r line; do
+  name="$(echo "$line" | sed -E 's/^KILN_BENCH_VARIANT\(([A-Za-z0-9_]+),.*/\1/')"
   printf '#include "attention_bench_variant.cuh"\n%s\n' "$line" > "$out/gen/$name.cu.new"
   cmp -s "$out/gen/$name.cu.new" "$out/gen/$name.cu" 2>/dev/null && rm "$out/gen/$name.cu.new" || mv "$out/gen/$name.cu.new" "$out/gen/$name.cu"
 done

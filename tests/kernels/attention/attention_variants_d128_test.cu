@@ -1,6 +1,5 @@
 // Head dimension 128: variants spanning every knob (tile sizes, warps, stages, Q fragments in
-// registers: none, part or all, key splitting through scratch or inside a cluster, grouped-query heads packed or not,
-// warps splitting the key tiles) against the references, on every case of variant_cases().
+// registers: none, part or all, key splitting through scratch or inside a cluster, grouped-query heads packed or not) against the references, on every case of variant_cases().
 #include "attention_config.hpp"
 #include "attention_test_support.cuh"
 
@@ -11,12 +10,5 @@ KILN_ATTENTION_CONFIG(D128Small, 128, 64, 32, 4, 2, 0, 4, 1, 0);
 // Splits merged inside a cluster: a one-warp decode block, and a cluster of three (not a power of two).
 KILN_ATTENTION_CONFIG(D128Cluster, 128, 16, 64, 1, 2, 0, 8, 1, 16);
 KILN_ATTENTION_CONFIG(D128ClusterOfThree, 128, 64, 32, 4, 2, 0, 4, 0, 3);
-// KEY_WARPS: two and eight warps sharing each key tile of a decode block (eight in a cluster), and
-// unpacked rows of four row warps times two key warps.
-KILN_ATTENTION_DECODE_CONFIG(D128KeyWarps, 128, 16, 32, 1, 4, 8, 1, 0, 2);
-KILN_ATTENTION_DECODE_CONFIG(D128KeyWarpsCluster, 128, 16, 128, 1, 2, 8, 1, 8, 8);
-KILN_ATTENTION_DECODE_CONFIG(D128RowAndKeyWarps, 128, 64, 64, 4, 2, 2, 0, 0, 2);
 
-int main() { return attention_test::run_variant_suite<128, D128Default, D128WideN, D128TwoTiles, D128Small, D128Cluster,
-                                                  D128ClusterOfThree, D128KeyWarps, D128KeyWarpsCluster,
-                                                  D128RowAndKeyWarps>(); }
+int main() { return attention_test::run_variant_suite<128, D128Default, D128WideN, D128TwoTiles, D128Small, D128Cluster, D128ClusterOfThree>(); }

@@ -1,6 +1,5 @@
 // Head dimension 64: variants spanning every knob (tile sizes, warps, stages, Q fragments in
-// registers: none, part or all, key splitting through scratch or inside a cluster, warps splitting
-// the key tiles) against the references, on every case of variant_cases().
+// registers: none, part or all, key splitting through scratch or inside a cluster) against the references, on every case of variant_cases().
 #include "attention_config.hpp"
 #include "attention_test_support.cuh"
 
@@ -10,11 +9,5 @@ KILN_ATTENTION_CONFIG(D64Small, 64, 64, 32, 4, 3, 2, 0, 1, 0);
 KILN_ATTENTION_CONFIG(D64WideN, 64, 128, 128, 8, 2, 0, 1, 0, 0);
 KILN_ATTENTION_CONFIG(D64NarrowN, 64, 128, 32, 4, 2, 0, 4, 0, 0);
 KILN_ATTENTION_CONFIG(D64Cluster, 64, 32, 64, 2, 2, 0, 8, 1, 8);  // splits merged inside a cluster
-// KEY_WARPS: four warps sharing each key tile of a decode block; eight (256 threads: the Q tile
-// fills half a loading pass) with the splits in a cluster; and two row warps times two key warps.
-KILN_ATTENTION_DECODE_CONFIG(D64KeyWarps, 64, 16, 64, 1, 2, 8, 1, 0, 4);
-KILN_ATTENTION_DECODE_CONFIG(D64KeyWarpsCluster, 64, 16, 128, 1, 2, 8, 1, 8, 8);
-KILN_ATTENTION_DECODE_CONFIG(D64RowAndKeyWarps, 64, 32, 64, 2, 3, 4, 1, 0, 2);
 
-int main() { return attention_test::run_variant_suite<64, D64Default, D64QRegs, D64Small, D64WideN, D64NarrowN, D64Cluster,
-                                                  D64KeyWarps, D64KeyWarpsCluster, D64RowAndKeyWarps>(); }
+int main() { return attention_test::run_variant_suite<64, D64Default, D64QRegs, D64Small, D64WideN, D64NarrowN, D64Cluster>(); }
