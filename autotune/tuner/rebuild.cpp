@@ -1,6 +1,7 @@
 #include "rebuild.hpp"
 
 #include <algorithm>
+#include <map>
 #include <ostream>
 
 #include "choose.hpp"
@@ -55,6 +56,30 @@ std::vector<Context> contexts_of(const worklog::Worklog& log, const Manifest& m,
   return contexts;
 }
 
+// Whether the context holds a timing or a failure of any of the manifest's variants as this
+// manifest generates them (name and source hash): a tuning of other sources or of another space
+// (knobs added or renamed) holds none, and a record rebuilt from it would measure nothing.
+bool measured_any(const worklog::Worklog& log, const Manifest& m, const Context& c) {
+  EvaluationContext ctx;
+  ctx.manifest = &m;
+  ctx.key_version = key_version_from(c.latest().key_version);
+  std::map<std::size_t, std::string> hashes;  // read each variant's source once
+  auto matches = [&](const std::string& variant, const std::string& hash) {
+    const auto index = m.variant_index(variant);
+    if (!index) return false;
+    auto it = hashes.find(*index);
+    if (it == hashes.end()) it = hashes.emplace(*index, variant_hash(ctx, *index)).first;
+    return it->second == hash;
+  };
+  for (const auto& t : log.timed_medians(c.key, m.kernel)) {
+    if (matches(t.variant, t.variant_hash)) return true;
+  }
+  for (const auto& f : log.variant_failures(c.key, m.kernel)) {
+    if (matches(f.key.variant, f.key.variant_hash)) return true;
+  }
+  return false;
+}
+
 std::string describe(const Context& c) {
   return c.key + " (" + std::to_string(c.sessions.size()) + (c.sessions.size() == 1 ? " session, " : " sessions, ") +
          c.sessions.front().started_at + (c.sessions.size() > 1 ? " to " + c.latest().started_at : "") + ")";
@@ -70,24 +95,49 @@ void rebuild_record(const RebuildOptions& o, std::ostream& out, std::ostream& er
   if (contexts.empty()) {
     throw Error(o.worklog.string() + " has no tuning session of kernel " + m.kernel + " on " + target.spec.name);
   }
-  const Context* chosen = &contexts.back();
+  std::string known;  // every context, oldest first, for the messages below
+  for (const auto& c : contexts) known += "\n  " + describe(c);
+  const Context* chosen = nullptr;
   if (o.context) {
     auto it = std::find_if(contexts.begin(), contexts.end(), [&](const Context& c) { return c.key == *o.context; });
     if (it == contexts.end()) {
-      std::string known;
-      for (const auto& c : contexts) known += "\n  " + describe(c);
       throw Error("--context " + *o.context + ": " + o.worklog.string() + " has no tuning of " + m.kernel + " on " +
                   target.spec.name + " in that context; its contexts, oldest first:" + known);
     }
+    if (!measured_any(log, m, *it)) {
+      throw Error("--context " + *o.context + ": that tuning of " + m.kernel + " in " + o.worklog.string() +
+                  " measured none of the manifest's " + std::to_string(m.variants.size()) +
+                  " variants as it generates them (the space or its sources differ from that tuning's); its "
+                  "contexts, oldest first:" + known);
+    }
     chosen = &*it;
-  } else if (contexts.size() > 1) {
-    // The newest context is not always the checkout's: a tuning of changed sources that was not
-    // taken leaves its context behind. Say which one was used, and which others there are.
-    err << "kiln record: " << o.worklog.string() << " holds " << contexts.size() << " tuning contexts of " << m.kernel
-        << " on " << target.spec.name << "; using the newest, " << describe(*chosen)
-        << " (another with --context KEY; a record names its context as context_key). The others:";
-    for (std::size_t i = 0; i + 1 < contexts.size(); ++i) err << "\n  " << describe(contexts[i]);
-    err << "\n";
+  } else {
+    // The newest context that measured this manifest's variants: a tuning of changed sources or of
+    // a changed space that was not taken leaves a newer context behind, and one whose variants are
+    // not the manifest's would rebuild a record of nothing.
+    const auto it = std::find_if(contexts.rbegin(), contexts.rend(),
+                                 [&](const Context& c) { return measured_any(log, m, c); });
+    if (it == contexts.rend()) {
+      throw Error(o.worklog.string() + " holds no tuning of " + m.kernel + " on " + target.spec.name +
+                  " that measured any of the manifest's " + std::to_string(m.variants.size()) +
+                  " variants as it generates them (the space or its sources differ from every tuning's); its "
+                  "contexts, oldest first:" + known);
+    }
+    chosen = &*it;
+    if (contexts.size() > 1) {
+      // Say which context was used, and which others there are: the newest that measured the
+      // manifest's variants is not always the checkout's either (a tuning of changed kernel code
+      // keeps the variants' names and sources).
+      const bool newest = chosen == &contexts.back();
+      err << "kiln record: " << o.worklog.string() << " holds " << contexts.size() << " tuning contexts of "
+          << m.kernel << " on " << target.spec.name << "; using "
+          << (newest ? "the newest, " : "the newest that measured the manifest's variants, ") << describe(*chosen)
+          << " (another with --context KEY; a record names its context as context_key). The others:";
+      for (const auto& c : contexts) {
+        if (&c != chosen) err << "\n  " << describe(c);
+      }
+      err << "\n";
+    }
   }
   const worklog::Session* latest = &chosen->latest();
   // The rates of the context's first session, as `kiln tune` uses them.

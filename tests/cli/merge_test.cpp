@@ -292,4 +292,54 @@ TEST_CASE("kiln record names the context it rebuilds when the worklog holds seve
   CHECK(other_device.exit_code == 1);
   CHECK_THAT(other_device.err, ContainsSubstring("has no tuning session of kernel softmax_cuda on l4"));
   CHECK_FALSE(fs::exists(tmp / "out.record.json"));
+
+  // A newer tuning of another space (a knob added: every variant renamed) measured none of the
+  // manifest's variants: without --context the newest context that did is rebuilt, and naming the
+  // other one is refused rather than rebuilding a record of nothing.
+  const std::string renamed = "fedcba9876543210fedcba9876543210";
+  auto add_renamed = [&](const fs::path& path) {
+    auto source_log = kiln::worklog::Worklog::open(worklog, kiln::worklog::OpenMode::read_only);
+    auto log = kiln::worklog::Worklog::open(path);
+    std::optional<kiln::worklog::Session> last;
+    for (const auto& s : source_log.sessions()) {
+      if (s.context_key == committed_context && (!last || s.started_at > last->started_at)) last = s;
+    }
+    REQUIRE(last.has_value());
+    kiln::worklog::Session s = *last;
+    s.started_at = "2031-01-01T00:00:00.000Z";
+    s.ended_at.reset();
+    s.context_key = renamed;
+    const auto id = log.start_session(s);
+    for (auto m : source_log.measurements(committed_context, "softmax_cuda")) {
+      m.key.context_key = renamed;
+      m.key.variant += "_KEY_WARPS1";
+      m.session_id = id;
+      log.put_measurement(m);
+    }
+    log.end_session(id);
+  };
+  add_renamed(worklog);
+  const auto skipped = record({});
+  REQUIRE(skipped.exit_code == 0);
+  CHECK_THAT(skipped.err, ContainsSubstring("; using the newest that measured the manifest's variants, " + newer));
+  CHECK_THAT(skipped.err, ContainsSubstring("\n  " + renamed + " (1 session, 2031-01-01T00:00:00.000Z)"));
+  CHECK(nlohmann::json::parse(kiln_test::read_file(tmp / "out.record.json")).at("context_key") == newer);
+
+  const auto none = record({"--context", renamed});
+  CHECK(none.exit_code == 1);
+  CHECK_THAT(none.err, ContainsSubstring("--context " + renamed + ": that tuning of softmax_cuda in " + worklog.string() +
+                                         " measured none of the manifest's "));
+  CHECK_FALSE(fs::exists(tmp / "out.record.json"));
+
+  // A worklog that holds only such a tuning has nothing to rebuild from.
+  const fs::path only_renamed = tmp / "renamed.sqlite";
+  add_renamed(only_renamed);
+  auto args = std::vector<std::string>{"record", "--manifest", (tmp / "gen/manifest.json").string(), "--worklog",
+                                       only_renamed.string(), "--device", (source / "presets/devices/h200.json").string(),
+                                       "--out", (tmp / "out.record.json").string()};
+  const auto nothing = run_kiln(args, 60);
+  CHECK(nothing.exit_code == 1);
+  CHECK_THAT(nothing.err, ContainsSubstring(only_renamed.string() + " holds no tuning of softmax_cuda on h200 that "
+                                            "measured any of the manifest's "));
+  CHECK_FALSE(fs::exists(tmp / "out.record.json"));
 }
