@@ -38,6 +38,17 @@ struct BufferLargeChunk {
   static constexpr int CHUNK = 262144, BLOCK = 16;
   static constexpr const char* kiln_name = "topk_cpu__ALGObuffer_CHUNK262144_BLOCK16";
 };
+// ALGO select: every element's entry, nth_element, and the radix sort of the best.
+struct SelectSmallChunk {
+  static constexpr kiln::Choice ALGO{"select"};
+  static constexpr int CHUNK = 16384, BLOCK = 16;
+  static constexpr const char* kiln_name = "topk_cpu__ALGOselect_CHUNK16384_BLOCK16";
+};
+struct SelectLargeChunk {
+  static constexpr kiln::Choice ALGO{"select"};
+  static constexpr int CHUNK = 262144, BLOCK = 64;
+  static constexpr const char* kiln_name = "topk_cpu__ALGOselect_CHUNK262144_BLOCK64";
+};
 
 template <class Config>
 kiln::CheckResult run_and_check(std::int64_t rows, std::int64_t n, std::int64_t k, const std::string& mode,
@@ -53,11 +64,14 @@ kiln::CheckResult run_and_check(std::int64_t rows, std::int64_t n, std::int64_t 
 template <class Config>
 void check_shapes() {
   // k = 1, k = n, k not a power of two, prime n, n shorter than a filter block, rows long enough
-  // to be split into parts (with 4 threads: 1 and 3 rows of more than 16384 columns), k = 2048.
+  // to be split into parts (with 4 threads: 1 and 3 rows of more than 16384 columns), k = 2048,
+  // many short rows (taken in runs by a thread's one selector), and many rows with k >= 64 (the
+  // radix sort of the best entries).
   const struct {
     std::int64_t rows, n, k;
   } shapes[] = {{1, 1, 1},      {5, 4099, 37},   {3, 1000, 1000}, {2, 300007, 2048}, {17, 97, 96},
-                {64, 1021, 1},  {1, 200003, 1000}, {3, 65537, 5},  {4, 15, 7}};
+                {64, 1021, 1},  {1, 200003, 1000}, {3, 65537, 5},  {4, 15, 7},     {1000, 9, 3},
+                {300, 200, 150}};
   const int saved = omp_get_max_threads();
   omp_set_num_threads(4);
   for (const auto& s : shapes) {
@@ -84,6 +98,8 @@ TEST_CASE("topk cpu: variants across the space pass the exact check on odd shape
   check_shapes<BufferSmallChunk>();
   check_shapes<HeapLargeChunk>();
   check_shapes<BufferLargeChunk>();
+  check_shapes<SelectSmallChunk>();
+  check_shapes<SelectLargeChunk>();
 }
 
 TEST_CASE("topk cpu: the special input holds NaN, infinities, signed zeros and ties", "[topk][cpu]") {
