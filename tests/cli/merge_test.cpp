@@ -219,6 +219,29 @@ TEST_CASE("kiln record rebuilds the attention, attention decode, softmax, top-k,
   for (const auto& s : log.sessions()) CHECK(s.key_version == 2);
 }
 
+// The CPU machine's worklog of its last top-k tuning (cpu-tune, 2026-11-30) is committed beside the
+// records; kiln record rebuilds topk_cpu's record from it byte for byte.
+TEST_CASE("kiln record rebuilds the topk_cpu record from the committed CPU worklog", "[cli]") {
+  const fs::path source(KILN_SOURCE_DIR);
+  kiln_test::TempDir tmp("kiln-cli-cpu-worklog");
+  const std::string unzip = "xz -dc '" + (source / "presets/records/cpu/worklog.sqlite.xz").string() + "' > '" +
+                            (tmp / "worklog.sqlite").string() + "'";
+  REQUIRE(std::system(unzip.c_str()) == 0);
+  const auto generated = run_kiln({"generate", "--space", (source / "kernels/topk/topk_cpu.space.json").string(),
+                                   "--target", (source / "presets/devices/cpu.json").string(), "--out",
+                                   (tmp / "gen").string()},
+                                  60);
+  REQUIRE(generated.exit_code == 0);
+  const auto rebuilt = run_kiln({"record", "--manifest", (tmp / "gen/manifest.json").string(), "--worklog",
+                                 (tmp / "worklog.sqlite").string(), "--device",
+                                 (source / "presets/devices/cpu.json").string(), "--out",
+                                 (tmp / "topk_cpu.record.json").string()},
+                                60);
+  REQUIRE(rebuilt.exit_code == 0);
+  CHECK(kiln_test::read_file(tmp / "topk_cpu.record.json") ==
+        kiln_test::read_file(source / "presets/records/cpu/topk_cpu.record.json"));
+}
+
 // A tuning of changed sources that was not taken leaves a newer context of the kernel behind; the
 // record of the checkout's context must still be reachable, and the choice never silent.
 TEST_CASE("kiln record names the context it rebuilds when the worklog holds several, and takes --context", "[cli]") {
