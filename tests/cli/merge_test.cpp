@@ -242,6 +242,40 @@ TEST_CASE("kiln record rebuilds the topk_cpu record from the committed CPU workl
         kiln_test::read_file(source / "presets/records/cpu/topk_cpu.record.json"));
 }
 
+// Copies softmax_cuda's measurements of context `from` in worklog `source` into a new session of
+// context `to` in worklog `target` (the same file or another, created if missing), started at
+// `started_at`, each variant's name extended by `suffix`: what a later tuning of changed sources
+// (no suffix) or of a changed space (its variants renamed) leaves behind.
+namespace {
+void copy_context(const fs::path& source, const fs::path& target, const std::string& from, const std::string& to,
+                  const std::string& started_at, const std::string& suffix) {
+  std::optional<kiln::worklog::Session> last;
+  std::vector<kiln::worklog::Measurement> measurements;
+  {
+    // Read, and closed, before the target (maybe the same file) is written.
+    const auto in = kiln::worklog::Worklog::open(source, kiln::worklog::OpenMode::read_only);
+    for (const auto& s : in.sessions()) {
+      if (s.context_key == from && (!last || s.started_at > last->started_at)) last = s;
+    }
+    measurements = in.measurements(from, "softmax_cuda");
+  }
+  REQUIRE(last.has_value());
+  auto out = kiln::worklog::Worklog::open(target, kiln::worklog::OpenMode::create_if_missing);
+  kiln::worklog::Session s = *last;
+  s.started_at = started_at;
+  s.ended_at.reset();
+  s.context_key = to;
+  const auto id = out.start_session(s);
+  for (auto m : measurements) {
+    m.key.context_key = to;
+    m.key.variant += suffix;
+    m.session_id = id;
+    out.put_measurement(m);
+  }
+  out.end_session(id);
+}
+}  // namespace
+
 // A tuning of changed sources that was not taken leaves a newer context of the kernel behind; the
 // record of the checkout's context must still be reachable, and the choice never silent.
 TEST_CASE("kiln record names the context it rebuilds when the worklog holds several, and takes --context", "[cli]") {
@@ -254,27 +288,9 @@ TEST_CASE("kiln record names the context it rebuilds when the worklog holds seve
   const fs::path committed = source / "presets/records/h200/softmax_cuda.record.json";
   const std::string committed_context = nlohmann::json::parse(kiln_test::read_file(committed)).at("context_key");
   const std::string newer = "0123456789abcdef0123456789abcdef";
-  {
-    // The committed context's measurements again under a newer context, as a later tuning of other
-    // sources of the same kernel would leave them.
-    auto log = kiln::worklog::Worklog::open(worklog);
-    std::optional<kiln::worklog::Session> last;
-    for (const auto& s : log.sessions()) {
-      if (s.context_key == committed_context && (!last || s.started_at > last->started_at)) last = s;
-    }
-    REQUIRE(last.has_value());
-    kiln::worklog::Session s = *last;
-    s.started_at = "2030-01-01T00:00:00.000Z";
-    s.ended_at.reset();
-    s.context_key = newer;
-    const auto id = log.start_session(s);
-    for (auto m : log.measurements(committed_context, "softmax_cuda")) {
-      m.key.context_key = newer;
-      m.session_id = id;
-      log.put_measurement(m);
-    }
-    log.end_session(id);
-  }
+  // The committed context's measurements again under a newer context, as a later tuning of other
+  // sources of the same kernel would leave them.
+  copy_context(worklog, worklog, committed_context, newer, "2030-01-01T00:00:00.000Z", "");
   const auto generated = run_kiln({"generate", "--space", (source / "kernels/softmax/softmax_cuda.space.json").string(),
                                    "--target", (source / "presets/devices/h200.json").string(), "--out",
                                    (tmp / "gen").string()},
@@ -320,28 +336,7 @@ TEST_CASE("kiln record names the context it rebuilds when the worklog holds seve
   // manifest's variants: without --context the newest context that did is rebuilt, and naming the
   // other one is refused rather than rebuilding a record of nothing.
   const std::string renamed = "fedcba9876543210fedcba9876543210";
-  auto add_renamed = [&](const fs::path& path) {
-    auto source_log = kiln::worklog::Worklog::open(worklog, kiln::worklog::OpenMode::read_only);
-    auto log = kiln::worklog::Worklog::open(path);
-    std::optional<kiln::worklog::Session> last;
-    for (const auto& s : source_log.sessions()) {
-      if (s.context_key == committed_context && (!last || s.started_at > last->started_at)) last = s;
-    }
-    REQUIRE(last.has_value());
-    kiln::worklog::Session s = *last;
-    s.started_at = "2031-01-01T00:00:00.000Z";
-    s.ended_at.reset();
-    s.context_key = renamed;
-    const auto id = log.start_session(s);
-    for (auto m : source_log.measurements(committed_context, "softmax_cuda")) {
-      m.key.context_key = renamed;
-      m.key.variant += "_KEY_WARPS1";
-      m.session_id = id;
-      log.put_measurement(m);
-    }
-    log.end_session(id);
-  };
-  add_renamed(worklog);
+  copy_context(worklog, worklog, committed_context, renamed, "2031-01-01T00:00:00.000Z", "_KEY_WARPS1");
   const auto skipped = record({});
   REQUIRE(skipped.exit_code == 0);
   CHECK_THAT(skipped.err, ContainsSubstring("; using the newest that measured the manifest's variants, " + newer));
@@ -356,7 +351,7 @@ TEST_CASE("kiln record names the context it rebuilds when the worklog holds seve
 
   // A worklog that holds only such a tuning has nothing to rebuild from.
   const fs::path only_renamed = tmp / "renamed.sqlite";
-  add_renamed(only_renamed);
+  copy_context(worklog, only_renamed, committed_context, renamed, "2031-01-01T00:00:00.000Z", "_KEY_WARPS1");
   auto args = std::vector<std::string>{"record", "--manifest", (tmp / "gen/manifest.json").string(), "--worklog",
                                        only_renamed.string(), "--device", (source / "presets/devices/h200.json").string(),
                                        "--out", (tmp / "out.record.json").string()};
