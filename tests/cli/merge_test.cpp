@@ -219,7 +219,7 @@ TEST_CASE("kiln record rebuilds the attention, attention decode, softmax, top-k,
   for (const auto& s : log.sessions()) CHECK(s.key_version == 2);
 }
 
-// The CPU machine's worklog of its last top-k tuning (cpu-tune, 2026-11-30) is committed beside the
+// The CPU machine's worklog (cpu-tune, 2026-11-30: topk_cpu, and a softmax_cpu tuning not taken) is committed beside the
 // records; kiln record rebuilds topk_cpu's record from it byte for byte.
 TEST_CASE("kiln record rebuilds the topk_cpu record from the committed CPU worklog", "[cli]") {
   const fs::path source(KILN_SOURCE_DIR);
