@@ -62,7 +62,9 @@ inline bool block_keys(const float* x, std::uint32_t flip, std::uint32_t thresho
 // Sorts packed entries best (largest) first. From 64 entries on, a least-significant-digit radix
 // sort over the bytes that differ between them (a row's columns share their high bytes, and keys
 // close to the k-th best share theirs): a few linear passes where std::sort of a k-entry row took
-// most of a large-k selection's time. `spare` is its scratch, reused by the caller.
+// most of a large-k selection's time. On the 2-core CPU machine (2026-11-30, 2000 sets of a row's
+// best, keys sharing their top byte, best of 5): level with std::sort at 64 entries, 1.8x faster
+// at 128, 3.6x at 1024. `spare` is its scratch, reused by the caller.
 inline void sort_best_first(std::vector<std::uint64_t>& v, std::vector<std::uint64_t>& spare) {
   if (v.size() < 64) {
     std::sort(v.begin(), v.end(), std::greater<>());
