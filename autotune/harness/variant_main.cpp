@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -92,8 +93,9 @@ std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
 }
 
 // Fresh inputs, poisoned outputs, one run, full check. Returns whether every output passed.
+// The fastest check run of each problem is kept in `run_s` (by key) for its timing.
 bool check_problem(const VariantEntry& entry, Device& device, const Plan& plan, const Problem& problem,
-                   std::size_t index) {
+                   std::size_t index, std::map<std::string, double>& checked_run_s) {
   bool all_passed = true;
   for (int k = 0; k < plan.checks_per_problem; ++k) {
     std::uint64_t seed = mix(plan.seed, index, static_cast<std::uint64_t>(k));
@@ -107,6 +109,7 @@ bool check_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
     device.synchronize();
     double run_s = seconds_since(run_start);
     progress.step("check", index, "run");
+    if (auto [it, added] = checked_run_s.try_emplace(problem.key(), run_s); !added) it->second = std::min(it->second, run_s);
     auto reference_start = Clock::now();
     std::vector<CheckResult> results = workload->check();
     double reference_s = seconds_since(reference_start);
@@ -207,8 +210,27 @@ model::BenchEvent timing_event(std::size_t index, const Problem& problem, const 
   return event;
 }
 
+// A first figure this far over the tuner's bound stops a timing before its calibration: a first
+// run can be slower than the ones after it (pages touched for the first time, a module loaded),
+// never three times slower than the bound where the bound matters.
+constexpr double kFirstRunMargin = 3;
+// A check run is taken as a first figure from a tenth of a second up: far above what loading a
+// module adds to the first launch of a process.
+constexpr double kCheckRunAtLeast = 0.1;
+
 void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, const Problem& problem,
-                   std::size_t index) {
+                   std::size_t index, const std::map<std::string, double>& checked_run_s) {
+  const auto bound = plan.stop_above_s.find(problem.key());
+  const std::optional<double> stop_above =
+      bound == plan.stop_above_s.end() ? std::nullopt : std::optional<double>(bound->second);
+  auto first_over_bound = [&](double seconds) { return stop_above && seconds > kFirstRunMargin * *stop_above; };
+  // Its check, in this process, already took that long: the variant is no candidate here, and
+  // nothing of it runs again (a single-block top-k over a 2^30-element row takes seconds a run).
+  if (auto c = checked_run_s.find(problem.key());
+      c != checked_run_s.end() && c->second >= kCheckRunAtLeast && first_over_bound(c->second)) {
+    emit(timing_event(index, problem, {c->second}, 1, 1, 1, "check run", std::nullopt, stop_above));
+    return;
+  }
   // Rotate through enough input sets that together they exceed four times the last-level cache,
   // so each launch reads its inputs from memory as it would in a real program.
   std::vector<std::unique_ptr<Workload>> workloads;
@@ -221,15 +243,20 @@ void bench_problem(const VariantEntry& entry, Device& device, const Plan& plan, 
   auto launch = [&](int i) { entry.run(*workloads[static_cast<std::size_t>(i) % workloads.size()], device.stream()); };
 
   // Warm-up on the first input set: load the module, surface launch failures, then time one launch.
+  const auto warm_start = Clock::now();
   launch(0);
   device.check_launch();
   device.synchronize();
+  const double warm_s = seconds_since(warm_start);
   progress.step("bench", index, "warm-up", true);
   // How the variant launches (grid, block, shared memory), read from a capture that runs nothing.
   const std::optional<std::vector<model::LaunchShape>> launches = device.launch_shapes(launch);
-  const auto bound = plan.stop_above_s.find(problem.key());
-  const std::optional<double> stop_above =
-      bound == plan.stop_above_s.end() ? std::nullopt : std::optional<double>(bound->second);
+  // From a millisecond up (the wall clock's overhead under a percent), a warm-up that far over the
+  // bound is the timing's one figure.
+  if (warm_s >= 1e-3 && first_over_bound(warm_s)) {
+    emit(timing_event(index, problem, {warm_s}, 1, 1, 1, "first launch", launches, stop_above));
+    return;
+  }
   // A variant whose single launch is above the tuner's bound is no candidate here, and its
   // figure needs no more precision. Decided on single launches only from a millisecond up, where
   // the launch's own overhead is under a percent; they run on a warm cache, which can only make
@@ -392,11 +419,14 @@ int run(int argc, char** argv) {
       return 0;
     }
     stage = "check";
+    std::map<std::string, double> checked_run_s;
     for (index = 0; index < plan.check.size(); ++index) {
-      if (!check_problem(*entry, *device, plan, plan.check[index], index)) return 1;
+      if (!check_problem(*entry, *device, plan, plan.check[index], index, checked_run_s)) return 1;
     }
     stage = "bench";
-    for (index = 0; index < plan.bench.size(); ++index) bench_problem(*entry, *device, plan, plan.bench[index], index);
+    for (index = 0; index < plan.bench.size(); ++index) {
+      bench_problem(*entry, *device, plan, plan.bench[index], index, checked_run_s);
+    }
   } catch (const std::exception& e) {
     // Before the device is set up nothing of the variant has run: the fault is the machine's.
     if (stage == "device setup") {

@@ -27,7 +27,7 @@ inline Seen& seen() {
 
 class ToyWorkload final : public kiln::Workload {
  public:
-  ToyWorkload(const kiln::Problem& problem, std::uint64_t) : n_(problem.i("n")) {}
+  ToyWorkload(const kiln::Problem& problem, std::uint64_t) : n_(problem.i("n")), runs_at_make_(seen().runs) {}
 
   template <class Config>
   void run() {
@@ -44,11 +44,22 @@ class ToyWorkload final : public kiln::Workload {
   }
 
   void poison() override {}
-  std::vector<kiln::CheckResult> check() override { return {}; }
+  // Its one output is whether a run happened since the workload was made: unwritten otherwise.
+  std::vector<kiln::CheckResult> check() override {
+    kiln::CheckResult r;
+    r.output = "out";
+    r.dtype = "fp32";
+    r.elements = 1;
+    r.compared = 1;
+    r.unwritten = seen().runs > runs_at_make_ ? 0 : 1;
+    if (r.unwritten > 0) r.first_unwritten_at = 0;
+    return {r};
+  }
   std::size_t footprint_bytes() const override { return static_cast<std::size_t>(n_) * 8; }
 
  private:
   std::int64_t n_;
+  int runs_at_make_;
 };
 
 }  // namespace kiln_toy
