@@ -12,6 +12,7 @@
 #include "code_text.hpp"
 #include "kiln/error.hpp"
 #include "kiln/model/backend.hpp"
+#include "kiln/reference_store.hpp"
 #include "measuring_pool.hpp"
 #include "numbers.hpp"
 #include "process.hpp"
@@ -290,6 +291,10 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   ctx.retry_failed = o.retry_failed;
   ctx.quiet_wait_s = o.quiet_wait_s;
   if (model::backend_named(m.backend).processor == model::Processor::host) ctx.environment = pinning_environment();
+  // What a variant's check proves about the inputs is kept for the next variant of this context
+  // (kiln/reference_store.hpp): the context's key covers the sources that make the inputs.
+  ctx.environment.emplace_back(reference_store::kDirectoryVariable,
+                               (ctx.scratch_dir / "references" / ctx_key).string());
   ctx.reference_s = &t->reference_s;
   for (std::size_t i = 0; i < m.problems.size(); ++i) ctx.floor_s[m.problems[i].key()] = t->floors[i].seconds;
   for (const auto& p : m.held_out) ctx.floor_s[p.key()] = floor_of(m.work_of(p), t->context.rates).seconds;

@@ -34,8 +34,8 @@ class CpuWorkload final : public Workload {
   }
 
   std::vector<CheckResult> check() override {
-    return {compare_rows(values_.data(), indices_.data(), shape_, rows_to_compare(shape_, seed_),
-                         [&](std::int64_t r) { return in_.data() + r * shape_.n; })};
+    return {check_rows(values_.data(), indices_.data(), shape_, rows_to_compare(shape_, seed_), seed_,
+                       [&](std::int64_t r) { return in_.data() + r * shape_.n; })};
   }
 
   std::unique_ptr<Workload> copy() const override { return std::make_unique<CpuWorkload>(*this); }

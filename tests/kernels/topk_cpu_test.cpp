@@ -6,13 +6,17 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "kiln_catch.hpp"
 #include "problem_helpers.hpp"
+#include "temp_dir.hpp"
 #include "topk_cpu.hpp"
 
 namespace {
@@ -284,4 +288,81 @@ TEST_CASE("topk cpu: rows beyond the full-check size compare a sample but examin
   w.indices()[skipped * k] = n;
   r = w.check()[0];
   CHECK(r.rel_l2 == 1.0);
+}
+
+TEST_CASE("topk cpu: a reference store keeps a passing output and vouches for the same output of the same inputs",
+          "[topk][cpu]") {
+  kiln_test::TempDir dir("kiln-topk-store");
+  REQUIRE(::setenv(kiln::reference_store::kDirectoryVariable, dir.path().c_str(), 1) == 0);
+  auto entries = [&] {
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) files.push_back(e.path());
+    return files;
+  };
+  const std::int64_t k = 300;
+  const kiln::Problem problem = kiln_test::topk_problem(3, 4099, k, "largest", "special");
+  {
+    kiln::topk::CpuWorkload first(problem, 5);
+    first.poison();
+    CHECK(first.check()[0].unwritten == 3 * k);
+    CHECK(entries().empty());  // a failing output is not kept
+    first.run<HeapSmallChunk>();
+    REQUIRE(first.check()[0].rel_l2 == 0.0);
+  }
+  REQUIRE(entries().size() == 1);
+
+  kiln::topk::CpuWorkload w(problem, 5);
+  w.poison();
+  w.run<SelectSmallChunk>();
+  // The same entries as the stored ones: judged without the input, which is changed here to show it
+  // (compared with it, the output would fail).
+  const std::vector<float> input = w.input();
+  for (float& x : w.input()) x = -x;
+  kiln::CheckResult r = w.check()[0];
+  CHECK(r.rel_l2 == 0.0);
+  CHECK(r.compared == static_cast<std::uint64_t>(3 * k));
+  w.input() = input;
+
+  // Any other output is compared with its input, with the same findings as without a store.
+  auto& v = w.values();
+  auto& i = w.indices();
+  std::int64_t at = -1;
+  for (std::int64_t j = k; j + 1 < 2 * k; ++j) {
+    if (kiln::bits_of(v[j]) == kiln::bits_of(v[j + 1]) && std::isfinite(v[j])) {
+      at = j;
+      break;
+    }
+  }
+  REQUIRE(at >= 0);
+  std::swap(i[at], i[at + 1]);
+  r = w.check()[0];
+  CHECK(r.rel_l2 == 1.0);
+  CHECK(r.worst_at == at);
+  std::swap(i[at], i[at + 1]);
+  i[7] = kiln::topk::kPoisonIndex;
+  CHECK(w.check()[0].unwritten == 1);
+  w.run<SelectSmallChunk>();
+
+  // An entry of another key, or cut short, is not read: the output is compared with its input, and
+  // the entry written again.
+  const std::filesystem::path entry = entries().front();
+  std::string whole;
+  {
+    std::ifstream in(entry, std::ios::binary);
+    whole.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::ofstream(entry, std::ios::binary | std::ios::trunc) << whole.substr(0, whole.size() / 2);
+  for (float& x : w.input()) x = -x;
+  CHECK(w.check()[0].rel_l2 == 1.0);  // the changed input is read
+  w.input() = input;
+  CHECK(w.check()[0].rel_l2 == 0.0);
+  {
+    std::ifstream in(entry, std::ios::binary);
+    CHECK(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()) == whole);
+  }
+  std::ofstream(entry, std::ios::binary | std::ios::trunc) << "topk rows=1 n=1 k=1 largest normal seed=5\n" << whole;
+  for (float& x : w.input()) x = -x;
+  CHECK(w.check()[0].rel_l2 == 1.0);
+  w.input() = input;
+  ::unsetenv(kiln::reference_store::kDirectoryVariable);
 }
