@@ -11,10 +11,13 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kiln/counter_random.hpp"
+#include "kiln/reference_store.hpp"
 #include "nbody_check.hpp"
 
 namespace kiln::nbody {
@@ -75,14 +78,32 @@ inline std::vector<float> make_bodies(Bodies kind, std::int64_t n, std::uint64_t
   return bodies;
 }
 
+// The reference store's key (kiln/reference_store.hpp) of a workload's bodies: the distribution,
+// the count and the seed make them, and the count and the seed pick the compared ones.
+inline std::string tree_stored_key(Bodies kind, std::int64_t n, std::uint64_t seed) {
+  return std::string("nbody_tree bodies=") + (kind == Bodies::plummer ? "plummer" : "cube") + " n=" + std::to_string(n) +
+         " seed=" + std::to_string(seed);
+}
+
 // The accelerations against the fp64 reference: the bodies in `compared` (sorted) with their
-// reference (computed in parallel), the others only for being written and finite.
+// reference (computed in parallel), the others only for being written and finite. With a
+// `stored_key` the reference is taken from the reference store when an earlier check of the same
+// bodies kept it (3 doubles a compared body; an all-pairs sum over up to 2^20 bodies each), and
+// kept there otherwise.
 inline CheckResult compare_tree(const float* acc, const float* bodies, std::int64_t n,
-                                const std::vector<std::int64_t>& compared) {
+                                const std::vector<std::int64_t>& compared, const std::string& stored_key = {}) {
   std::vector<double> ref(3 * compared.size());
+  const std::optional<std::string> stored = stored_key.empty() ? std::nullopt : reference_store::load(stored_key);
+  if (stored && stored->size() == ref.size() * sizeof(double)) {
+    std::memcpy(ref.data(), stored->data(), stored->size());
+  } else {
 #pragma omp parallel for schedule(dynamic, 4)
-  for (std::int64_t k = 0; k < static_cast<std::int64_t>(compared.size()); ++k)
-    reference(bodies, n, compared[static_cast<std::size_t>(k)], ref.data() + 3 * k);
+    for (std::int64_t k = 0; k < static_cast<std::int64_t>(compared.size()); ++k)
+      reference(bodies, n, compared[static_cast<std::size_t>(k)], ref.data() + 3 * k);
+    if (!stored_key.empty()) {
+      reference_store::store(stored_key, std::string(reinterpret_cast<const char*>(ref.data()), ref.size() * sizeof(double)));
+    }
+  }
   Comparison cmp("acc", "fp32");
   std::size_t next = 0;
   for (std::int64_t i = 0; i < n; ++i) {

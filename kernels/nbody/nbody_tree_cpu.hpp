@@ -16,7 +16,8 @@ class TreeCpuWorkload final : public Workload {
   TreeCpuWorkload(const Problem& problem, std::uint64_t seed)
       : n_(tree_bodies_of(problem)),
         seed_(seed),
-        bodies_(make_bodies(bodies_kind_of(problem), n_, seed)),
+        kind_(bodies_kind_of(problem)),
+        bodies_(make_bodies(kind_, n_, seed)),
         acc_(static_cast<std::size_t>(3 * n_)) {
     tree_.reserve(n_);  // run() then allocates nothing
   }
@@ -29,7 +30,8 @@ class TreeCpuWorkload final : public Workload {
   void poison() override { std::fill(acc_.begin(), acc_.end(), float_of_bits(poison::f32)); }
 
   std::vector<CheckResult> check() override {
-    return {compare_tree(acc_.data(), bodies_.data(), n_, bodies_to_compare(n_, seed_, kTreeSampleBodies))};
+    return {compare_tree(acc_.data(), bodies_.data(), n_, bodies_to_compare(n_, seed_, kTreeSampleBodies),
+                         tree_stored_key(kind_, n_, seed_))};
   }
 
   std::size_t footprint_bytes() const override { return (bodies_.size() + acc_.size()) * sizeof(float); }
@@ -46,6 +48,7 @@ class TreeCpuWorkload final : public Workload {
  private:
   std::int64_t n_;
   std::uint64_t seed_;
+  Bodies kind_;
   std::vector<float> bodies_;  // x, y, z, m per body
   std::vector<float> acc_;     // ax, ay, az per body
   CpuTree tree_;

@@ -29,7 +29,8 @@ class TreeCudaWorkload final : public Workload {
   TreeCudaWorkload(const Problem& problem, std::uint64_t seed)
       : n_(tree_bodies_of(problem)),
         seed_(seed),
-        bodies_(make_bodies(bodies_kind_of(problem), n_, seed)),
+        kind_(bodies_kind_of(problem)),
+        bodies_(make_bodies(kind_, n_, seed)),
         acc_(static_cast<std::size_t>(3 * n_)) {
     KILN_CUDA_CHECK(tree_workspace_bytes(n_, workspace_bytes_));
     workspace_ = cuda::DeviceBuffer<unsigned char>(workspace_bytes_);
@@ -46,7 +47,8 @@ class TreeCudaWorkload final : public Workload {
     KILN_CUDA_CHECK(cudaDeviceSynchronize());
     const std::vector<float> bodies = bodies_.download();
     const std::vector<float> acc = acc_.download();
-    return {compare_tree(acc.data(), bodies.data(), n_, bodies_to_compare(n_, seed_, kTreeSampleBodies))};
+    return {compare_tree(acc.data(), bodies.data(), n_, bodies_to_compare(n_, seed_, kTreeSampleBodies),
+                         tree_stored_key(kind_, n_, seed_))};
   }
 
   std::size_t footprint_bytes() const override { return bodies_.bytes() + acc_.bytes() + workspace_.bytes(); }
@@ -79,6 +81,7 @@ class TreeCudaWorkload final : public Workload {
 
   std::int64_t n_;
   std::uint64_t seed_;
+  Bodies kind_;
   cuda::DeviceBuffer<float> bodies_;  // x, y, z, m per body
   cuda::DeviceBuffer<float> acc_;     // ax, ay, az per body
   std::size_t workspace_bytes_ = 0;

@@ -5,6 +5,8 @@
 // Also the CUDA warp walk's groups and decisions, modelled on the host (nbody_tree_group_walk.hpp).
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "nbody_tree_cpu.hpp"
 #include "nbody_tree_group_walk.hpp"
 #include "nbody_tree_invariants.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 
@@ -259,4 +262,39 @@ TEST_CASE("nbody tree cpu: no warp-walk group walks the whole system, and the gr
   CHECK(r.non_finite == 0);
   CHECK(r.rel_l2 <= 1e-3);
   CHECK(r.rel_l2 >= runs_error);
+}
+
+TEST_CASE("nbody tree cpu: a reference store keeps the fp64 reference of a check's bodies for the next check",
+          "[nbody][tree][cpu]") {
+  kiln_test::TempDir dir("kiln-tree-store");
+  REQUIRE(::setenv(kiln::reference_store::kDirectoryVariable, dir.path().c_str(), 1) == 0);
+  auto entries = [&] {
+    std::size_t count = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++count;
+    return count;
+  };
+  using Config = Tree<3, 40, 16, 1>;
+  {
+    kiln::nbody::TreeCpuWorkload first(tree_problem(3000, "plummer"), 21);
+    first.poison();
+    first.run<Config>();
+    CHECK(first.check()[0].rel_l2 <= 1e-3);
+  }
+  CHECK(entries() == 1);
+  // The same problem and seed: the stored reference is the one compared with. Shown by moving
+  // the bodies before the run (the output then answers other bodies than the reference's, which
+  // a reference computed from these bodies would accept).
+  kiln::nbody::TreeCpuWorkload w(tree_problem(3000, "plummer"), 21);
+  for (std::size_t b = 0; b < w.bodies().size(); b += 4) w.bodies()[b] *= 1.5f;
+  w.poison();
+  w.run<Config>();
+  CHECK(w.check()[0].rel_l2 > 1e-2);
+  // Another seed is another entry, computed from its own bodies.
+  kiln::nbody::TreeCpuWorkload other(tree_problem(3000, "plummer"), 22);
+  for (std::size_t b = 0; b < other.bodies().size(); b += 4) other.bodies()[b] *= 1.5f;
+  other.poison();
+  other.run<Config>();
+  CHECK(other.check()[0].rel_l2 <= 1e-3);
+  CHECK(entries() == 2);
+  ::unsetenv(kiln::reference_store::kDirectoryVariable);
 }
