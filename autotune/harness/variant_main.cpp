@@ -30,6 +30,7 @@
 
 #include "device.hpp"
 #include "kiln/counter_random.hpp"
+#include "kiln/hash.hpp"
 #include "kiln/model/protocol.hpp"
 #include "kiln/quantile.hpp"
 #include "kiln/variant.hpp"
@@ -87,7 +88,7 @@ void isolate_protocol_stream() {
   }
 }
 
-// A seed per (problem, check) from the plan's seed: fresh inputs for every check.
+// A seed from a plan's seed and two counters (the problem, the check or the input set).
 std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
   return random::mix64(seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full));
 }
@@ -97,8 +98,11 @@ std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
 bool check_problem(const VariantEntry& entry, Device& device, const Plan& plan, const Problem& problem,
                    std::size_t index, std::map<std::string, double>& checked_run_s) {
   bool all_passed = true;
+  // By the problem's key, not its place in this plan: another process checking it among other
+  // problems makes the same inputs.
+  const std::uint64_t problem_hash = Fnv1a64().field(problem.key()).value();
   for (int k = 0; k < plan.checks_per_problem; ++k) {
-    std::uint64_t seed = mix(plan.seed, index, static_cast<std::uint64_t>(k));
+    std::uint64_t seed = mix(plan.check_seed, problem_hash, static_cast<std::uint64_t>(k));
     auto workload = entry.make(problem, seed);
     workload->poison();
     device.synchronize();

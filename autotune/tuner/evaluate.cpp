@@ -187,6 +187,7 @@ model::Plan plan_for(std::uint64_t run_seed, const Manifest& m, const std::strin
                      const std::vector<Problem>& check, const std::vector<Problem>& bench) {
   model::Plan plan;
   plan.seed = model::plan_seed(run_seed, variant);
+  plan.check_seed = run_seed;
   plan.check = check;
   plan.bench = bench;
   plan.tolerance = m.tolerance;

@@ -41,6 +41,7 @@ ordered_json to_json(const Plan& plan) {
   ordered_json stop_above = ordered_json::object();
   for (const auto& [key, seconds] : plan.stop_above_s) stop_above[key] = seconds;
   return {{"seed", plan.seed},
+          {"check_seed", plan.check_seed},
           {"check", problems_json(plan.check)},
           {"bench", problems_json(plan.bench)},
           {"checks_per_problem", plan.checks_per_problem},
@@ -55,12 +56,13 @@ ordered_json to_json(const Plan& plan) {
 
 Plan plan_from_json(const JsonNode& node) {
   // Every key, every time: the tuner writes them all through to_json.
-  node.require_object({"seed", "check", "bench", "checks_per_problem", "tolerance", "repetitions", "min_repetitions",
-                       "settled_spread", "repetition_seconds", "max_rotation_bytes", "stop_above_s"},
-                      {"seed", "check", "bench", "checks_per_problem", "tolerance", "repetitions", "min_repetitions",
-                       "settled_spread", "repetition_seconds", "max_rotation_bytes", "stop_above_s"});
+  node.require_object({"seed", "check_seed", "check", "bench", "checks_per_problem", "tolerance", "repetitions",
+                       "min_repetitions", "settled_spread", "repetition_seconds", "max_rotation_bytes", "stop_above_s"},
+                      {"seed", "check_seed", "check", "bench", "checks_per_problem", "tolerance", "repetitions",
+                       "min_repetitions", "settled_spread", "repetition_seconds", "max_rotation_bytes", "stop_above_s"});
   Plan plan;
   plan.seed = read::count(node["seed"]);
+  plan.check_seed = read::count(node["check_seed"]);
   plan.check = problems_from(node["check"]);
   plan.bench = problems_from(node["bench"]);
   plan.checks_per_problem = read::positive_int(node["checks_per_problem"]);

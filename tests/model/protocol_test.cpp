@@ -56,6 +56,7 @@ model::BenchEvent bench() {
 TEST_CASE("a plan goes to its file and back unchanged, seed and problems in order") {
   model::Plan plan;
   plan.seed = 0xFEDCBA9876543210ull;  // above 2^63: a seed is any 64-bit number
+  plan.check_seed = 0x8000000000000001ull;
   plan.check = {problem(7, "fp32")};
   plan.bench = {problem(4096, "bf16"), problem(16, "fp32")};
   plan.checks_per_problem = 3;
@@ -69,6 +70,7 @@ TEST_CASE("a plan goes to its file and back unchanged, seed and problems in orde
   std::ofstream(file) << model::to_json(plan).dump(2);
   const model::Plan back = model::read_plan(file);
   CHECK(back.seed == plan.seed);
+  CHECK(back.check_seed == plan.check_seed);
   CHECK(back.check == plan.check);
   CHECK(back.bench == plan.bench);
   CHECK(back.bench[0].key() == "rows=4096 dtype=bf16");
@@ -100,6 +102,7 @@ TEST_CASE("a plan file with a key missing, unknown or of the wrong type is an er
     return std::string();
   };
   CHECK(error_with([](auto& j) { j.erase("seed"); }) == file.string() + ": /seed: required key is missing");
+  CHECK(error_with([](auto& j) { j.erase("check_seed"); }) == file.string() + ": /check_seed: required key is missing");
   CHECK_THAT(error_with([](auto& j) { j["sead"] = 1; }), ContainsSubstring(file.string() + ": /sead: unknown key"));
   CHECK_THAT(error_with([](auto& j) { j["repetitions"] = "7"; }),
              ContainsSubstring("/repetitions: expected a positive integer, got \"7\""));

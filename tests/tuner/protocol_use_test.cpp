@@ -44,6 +44,7 @@ TEST_CASE("the tuner writes the plan through the protocol, with the seed rule's 
   REQUIRE(r.exited_cleanly());
   const model::Plan given = model::read_plan(dir / "given.plan.json");
   CHECK(given.seed == model::plan_seed(99, variant));
+  CHECK(given.check_seed == 99);  // the same for every variant: checks see the same inputs
   CHECK(given.check == toy.manifest.problems);
   CHECK(given.bench.size() == 1);
   CHECK(given.checks_per_problem == 2);

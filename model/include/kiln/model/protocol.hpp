@@ -26,7 +26,11 @@ class JsonNode;
 
 // The work the tuner hands one variant process: which problems to validate, which to time, how.
 struct Plan {
-  std::uint64_t seed = 1;             // the inputs' random seed (plan_seed)
+  std::uint64_t seed = 1;             // the timed inputs' random seed (plan_seed)
+  // The checked inputs' seed: the run's seed alone, the same for every variant of a tuning, so that
+  // what one variant's check proves about its inputs holds for the next one's
+  // (kiln/reference_store.hpp). Each check mixes in its problem's key and its number.
+  std::uint64_t check_seed = 1;
   std::vector<Problem> check;         // validated first; any failure stops the process
   std::vector<Problem> bench;         // then timed, in order
   int checks_per_problem = 1;         // fresh random inputs for each
@@ -47,7 +51,7 @@ struct Plan {
 };
 
 // The one rule for a plan's seed: the run's seed mixed with the variant's name, so that variants
-// see different inputs and the same run sees the same ones again (FNV-1a, the same on every
+// are timed on different inputs and the same run sees the same ones again (FNV-1a, the same on every
 // platform, unlike std::hash).
 std::uint64_t plan_seed(std::uint64_t run_seed, const std::string& variant);
 
