@@ -1,8 +1,8 @@
 // The harness as the tuner runs it, on a real variant executable (toy_cpu's default, linked with
 // the CPU harness; a run of problem n takes n nanoseconds): profile mode runs each bench problem
 // once inside the profiler range and reports it (nothing is validated or timed); run mode stops a
-// timing at its first figure when that is above the plan's bound, and takes a check run or a
-// warm-up far above the bound as that figure.
+// timing at its first figure when that is above the plan's bound, and takes a check run of a
+// second or more far above the bound as that figure.
 #include <filesystem>
 #include <fstream>
 
