@@ -93,8 +93,9 @@ inline std::string tree_stored_key(Bodies kind, std::int64_t n, std::uint64_t se
 inline CheckResult compare_tree(const float* acc, const float* bodies, std::int64_t n,
                                 const std::vector<std::int64_t>& compared, const std::string& stored_key = {}) {
   std::vector<double> ref(3 * compared.size());
-  const std::optional<std::string> stored = stored_key.empty() ? std::nullopt : reference_store::load(stored_key);
-  if (stored && stored->size() == ref.size() * sizeof(double)) {
+  const std::optional<std::string> stored =
+      stored_key.empty() ? std::nullopt : reference_store::load(stored_key, ref.size() * sizeof(double));
+  if (stored) {
     std::memcpy(ref.data(), stored->data(), stored->size());
   } else {
 #pragma omp parallel for schedule(dynamic, 4)

@@ -262,8 +262,7 @@ CheckResult check_rows(const float* values, const std::int64_t* indices, const S
   constexpr std::size_t kEntry = sizeof(std::int64_t) + sizeof(std::uint32_t);
   const std::string key = stored_key(s, seed);
   const auto k = static_cast<std::size_t>(s.k);
-  if (const std::optional<std::string> stored = reference_store::load(key);
-      stored && stored->size() == compared.size() * k * kEntry) {
+  if (const std::optional<std::string> stored = reference_store::load(key, compared.size() * k * kEntry)) {
     bool same = true;
     const char* at = stored->data();
     for (std::size_t j = 0; j < compared.size() && same; ++j) {

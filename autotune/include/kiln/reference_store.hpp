@@ -14,6 +14,7 @@
 #pragma once
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -38,11 +39,20 @@ inline std::filesystem::path entry_path(const std::filesystem::path& dir, const 
   return dir / (fnv1a64_hex(key) + ".ref");
 }
 
-// The bytes stored under `key`, or nothing (no directory, no entry, an entry of another key).
-inline std::optional<std::string> load(const std::string& key) {
+// The `size` bytes stored under `key`, or nothing (no directory, no entry, an entry of another key
+// or of another size). The file's size is compared before anything is read, so a file that is not
+// an entry costs nothing however large it is.
+inline std::optional<std::string> load(const std::string& key, std::size_t size) {
   const auto dir = directory();
   if (!dir) return std::nullopt;
-  std::ifstream in(entry_path(*dir, key), std::ios::binary);
+  const std::filesystem::path path = entry_path(*dir, key);
+  std::error_code ec;
+  const std::string trailer = '\n' + std::to_string(size);
+  if (!std::filesystem::is_regular_file(path, ec) ||
+      std::filesystem::file_size(path, ec) != key.size() + 1 + size + trailer.size() || ec) {
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::string stored_key;
   if (!std::getline(in, stored_key) || stored_key != key) return std::nullopt;
@@ -50,9 +60,8 @@ inline std::optional<std::string> load(const std::string& key) {
   bytes << in.rdbuf();
   const std::string body = bytes.str();
   // The body ends with its own length, so that a truncated file is never taken for an entry.
-  const std::string::size_type mark = body.rfind('\n');
-  if (mark == std::string::npos || body.substr(mark + 1) != std::to_string(mark)) return std::nullopt;
-  return body.substr(0, mark);
+  if (body.size() != size + trailer.size() || body.compare(size, std::string::npos, trailer) != 0) return std::nullopt;
+  return body.substr(0, size);
 }
 
 // Stores `bytes` under `key`; a directory that cannot be written only means nothing is kept.
