@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -107,8 +108,11 @@ ChildResult run_plan(const std::filesystem::path& executable, const model::Plan&
                      const Environment& environment, const std::vector<std::string>& launcher,
                      const std::string& command) {
   std::filesystem::create_directories(scratch_dir);
-  std::filesystem::path plan_file =
-      scratch_dir / (executable.filename().string() + ".plan." + std::to_string(getpid()) + ".json");
+  // One file a run: the same variant can run on several GPUs at once (a domain's points dealt out
+  // over them, a variant tied in two buckets), each with its own plan.
+  static std::atomic<std::uint64_t> runs{0};
+  std::filesystem::path plan_file = scratch_dir / (executable.filename().string() + ".plan." + std::to_string(getpid()) +
+                                                   "." + std::to_string(runs++) + ".json");
   write_if_changed(plan_file, model::to_json(plan).dump(2));
   std::size_t line_number = 0;
   auto on_line = [&](const std::string& line) {
