@@ -1,16 +1,13 @@
 #include "choose.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <exception>
 #include <functional>
 #include <future>
 #include <map>
 #include <optional>
 #include <ostream>
 #include <set>
-#include <thread>
 
 #include "domain.hpp"
 #include "interleave.hpp"
@@ -32,9 +29,9 @@ using worklog::Verdict;
 // measured together with them, so once a pass brings no new member, every tie set the pooled
 // timings can give is a subset of one set measured together, and a re-run measures nothing.
 // Each bucket's turns run on one GPU, so its candidates are compared on one device; with a
-// measuring pool the buckets are spread over its GPUs, one bucket a GPU at a time (a bucket's
-// problems are its own, so no two of them write the same measurement). Its lines and the outcomes
-// read again follow the buckets' order whatever GPU finished first.
+// measuring pool each bucket goes to its first free GPU (MeasuringPool::remeasure; a bucket's
+// problems are its own, so no two write the same measurement). The lines and the outcomes read
+// again follow the buckets' order whatever GPU finished first.
 // Returns how many processes ran.
 std::size_t settle_near_ties(const EvaluationContext& ctx, const Record& record, std::vector<VariantOutcome>& outcomes,
                              int rounds, std::map<std::string, std::set<std::size_t>>& settled, std::ostream& out) {
@@ -43,8 +40,6 @@ std::size_t settle_near_ties(const EvaluationContext& ctx, const Record& record,
     std::string bucket;
     std::vector<std::size_t> tied;
     std::vector<Problem> problems;
-    std::size_t ran = 0;
-    std::exception_ptr error;
   };
   std::vector<TieSet> sets;
   for (std::size_t b = 0; b < record.buckets.size(); ++b) {
@@ -60,38 +55,23 @@ std::size_t settle_near_ties(const EvaluationContext& ctx, const Record& record,
       if (std::find(tied.begin(), tied.end(), v) == tied.end()) tied.push_back(v);
     }
     before.insert(tied.begin(), tied.end());
-    TieSet set{rb.name, std::move(tied), {}, 0, nullptr};
+    TieSet set{rb.name, std::move(tied), {}};
     for (const auto& p : rb.problems) set.problems.push_back(p.problem);
     sets.push_back(std::move(set));
   }
-  const std::size_t lanes = ctx.pool != nullptr ? std::min(ctx.pool->size(), sets.size()) : 1;
-  if (lanes <= 1) {
-    for (auto& set : sets) set.ran = remeasure_interleaved(ctx, set.tied, set.problems, rounds);
-  } else {
-    // One thread a GPU, each taking the next bucket not yet taken.
-    std::atomic<std::size_t> next{0};
-    std::vector<std::thread> threads;
-    for (std::size_t g = 0; g < lanes; ++g) {
-      threads.emplace_back([&, g] {
-        const EvaluationContext& on = ctx.pool->context_of(g);
-        for (std::size_t i = next++; i < sets.size(); i = next++) {
-          try {
-            sets[i].ran = remeasure_interleaved(on, sets[i].tied, sets[i].problems, rounds);
-          } catch (...) {
-            sets[i].error = std::current_exception();
-          }
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
+  std::vector<std::future<std::size_t>> running;
+  if (ctx.pool != nullptr) {
+    for (const auto& set : sets) running.push_back(ctx.pool->remeasure(set.tied, set.problems, rounds));
   }
   std::size_t ran = 0;
-  for (const auto& set : sets) {
-    if (set.error) std::rethrow_exception(set.error);
-    if (set.ran == 0) continue;
-    ran += set.ran;
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    const TieSet& set = sets[i];
+    const std::size_t n =
+        ctx.pool != nullptr ? running[i].get() : remeasure_interleaved(ctx, set.tied, set.problems, rounds);
+    if (n == 0) continue;
+    ran += n;
     out << "kiln: " << set.bucket << ": " << set.tied.size() << " variants within noise of each other, re-measured in turns ("
-        << set.ran << " runs)\n";
+        << n << " runs)\n";
     for (auto& oc : outcomes) {
       if (std::find(set.tied.begin(), set.tied.end(), oc.index) != set.tied.end()) oc = evaluate_variant(ctx, oc.index);
     }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "interleave.hpp"
 #include "kiln/worklog/worklog.hpp"
 
 namespace kiln::tuner {
@@ -103,6 +104,22 @@ std::future<PointTimes> MeasuringPool::time_points(std::size_t index, std::vecto
       PointTimes times = kiln::tuner::time_points(w.ctx, index, points);
       if (times.ran) ++w.runs;
       promise->set_value(std::move(times));
+    } catch (...) {
+      promise->set_exception(std::current_exception());
+    }
+  });
+  return result;
+}
+
+std::future<std::size_t> MeasuringPool::remeasure(std::vector<std::size_t> variants, std::vector<Problem> problems,
+                                                  int rounds) {
+  auto promise = std::make_shared<std::promise<std::size_t>>();
+  std::future<std::size_t> result = promise->get_future();
+  submit([promise, variants = std::move(variants), problems = std::move(problems), rounds](Worker& w) {
+    try {
+      const std::size_t ran = remeasure_interleaved(w.ctx, variants, problems, rounds);
+      w.runs += ran;
+      promise->set_value(ran);
     } catch (...) {
       promise->set_exception(std::current_exception());
     }

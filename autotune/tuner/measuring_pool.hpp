@@ -37,6 +37,8 @@ class MeasuringPool {
   std::shared_future<VariantOutcome> evaluate(std::size_t index);
   // time_points on the first free GPU.
   std::future<PointTimes> time_points(std::size_t index, std::vector<Problem> points);
+  // remeasure_interleaved (interleave.hpp) on the first free GPU: every turn of the set on that one.
+  std::future<std::size_t> remeasure(std::vector<std::size_t> variants, std::vector<Problem> problems, int rounds);
   // The context the i-th GPU's worker measures with (pinned to its GPU): for runs beside the
   // workers' own that need no worklog (the sanitizer gate's).
   const EvaluationContext& context_of(std::size_t gpu) const;

@@ -188,9 +188,7 @@ TEST_CASE("kiln record rebuilds the committed H200 records from the worklog of k
 TEST_CASE("kiln record rebuilds the attention, attention decode, softmax, top-k, selective scan and tree N-body records from the committed worklog of key version 2", "[cli]") {
   const fs::path source(KILN_SOURCE_DIR);
   kiln_test::TempDir tmp("kiln-cli-xxh3");
-  const std::string unzip = "xz -dc '" + (source / "presets/records/h200/worklog-xxh3.sqlite.xz").string() + "' > '" +
-                            (tmp / "worklog.sqlite").string() + "'";
-  REQUIRE(std::system(unzip.c_str()) == 0);
+  kiln_test::unpack_xz_worklog("presets/records/h200/worklog-xxh3.sqlite.xz", tmp / "worklog.sqlite");
   const std::pair<std::string, std::string> kernels[] = {
       {"attention_d64", "attention"},        {"attention_d128", "attention"}, {"attention_decode_d64", "attention"},
       {"attention_decode_d128", "attention"}, {"softmax_cuda", "softmax"},    {"topk_cuda", "topk"},
@@ -224,9 +222,7 @@ TEST_CASE("kiln record rebuilds the attention, attention decode, softmax, top-k,
 TEST_CASE("kiln record rebuilds the topk_cpu record from the committed CPU worklog", "[cli]") {
   const fs::path source(KILN_SOURCE_DIR);
   kiln_test::TempDir tmp("kiln-cli-cpu-worklog");
-  const std::string unzip = "xz -dc '" + (source / "presets/records/cpu/worklog.sqlite.xz").string() + "' > '" +
-                            (tmp / "worklog.sqlite").string() + "'";
-  REQUIRE(std::system(unzip.c_str()) == 0);
+  kiln_test::unpack_xz_worklog("presets/records/cpu/worklog.sqlite.xz", tmp / "worklog.sqlite");
   const auto generated = run_kiln({"generate", "--space", (source / "kernels/topk/topk_cpu.space.json").string(),
                                    "--target", (source / "presets/devices/cpu.json").string(), "--out",
                                    (tmp / "gen").string()},
@@ -282,9 +278,7 @@ TEST_CASE("kiln record names the context it rebuilds when the worklog holds seve
   const fs::path source(KILN_SOURCE_DIR);
   kiln_test::TempDir tmp("kiln-cli-contexts");
   const fs::path worklog = tmp / "worklog.sqlite";
-  const std::string unzip = "xz -dc '" + (source / "presets/records/h200/worklog-xxh3.sqlite.xz").string() + "' > '" +
-                            worklog.string() + "'";
-  REQUIRE(std::system(unzip.c_str()) == 0);
+  kiln_test::unpack_xz_worklog("presets/records/h200/worklog-xxh3.sqlite.xz", worklog);
   const fs::path committed = source / "presets/records/h200/softmax_cuda.record.json";
   const std::string committed_context = nlohmann::json::parse(kiln_test::read_file(committed)).at("context_key");
   const std::string newer = "0123456789abcdef0123456789abcdef";

@@ -5,7 +5,6 @@
 // Also the CUDA warp walk's groups and decisions, modelled on the host (nbody_tree_group_walk.hpp).
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "nbody_tree_cpu.hpp"
 #include "nbody_tree_group_walk.hpp"
 #include "nbody_tree_invariants.hpp"
+#include "reference_store_dir.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -267,7 +267,7 @@ TEST_CASE("nbody tree cpu: no warp-walk group walks the whole system, and the gr
 TEST_CASE("nbody tree cpu: a reference store keeps the fp64 reference of a check's bodies for the next check",
           "[nbody][tree][cpu]") {
   kiln_test::TempDir dir("kiln-tree-store");
-  REQUIRE(::setenv(kiln::reference_store::kDirectoryVariable, dir.path().c_str(), 1) == 0);
+  const kiln_test::ReferenceStoreDir using_it(dir.path());
   auto entries = [&] {
     std::size_t count = 0;
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++count;
@@ -296,5 +296,4 @@ TEST_CASE("nbody tree cpu: a reference store keeps the fp64 reference of a check
   other.run<Config>();
   CHECK(other.check()[0].rel_l2 <= 1e-3);
   CHECK(entries() == 2);
-  ::unsetenv(kiln::reference_store::kDirectoryVariable);
 }

@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +15,7 @@
 
 #include "kiln_catch.hpp"
 #include "problem_helpers.hpp"
+#include "reference_store_dir.hpp"
 #include "temp_dir.hpp"
 #include "topk_cpu.hpp"
 
@@ -93,6 +93,15 @@ void check_shapes() {
     }
   }
   omp_set_num_threads(saved);
+}
+
+// The first of two adjacent equal finite values in the second output row (k entries a row): a
+// tie, whose two indices swapped give the same values in the wrong order; -1 if none.
+std::int64_t first_tie(const std::vector<float>& v, std::int64_t k) {
+  for (std::int64_t j = k; j + 1 < 2 * k; ++j) {
+    if (kiln::bits_of(v[j]) == kiln::bits_of(v[j + 1]) && std::isfinite(v[j])) return j;
+  }
+  return -1;
 }
 
 }  // namespace
@@ -247,13 +256,7 @@ TEST_CASE("topk cpu: check() catches unwritten entries, a wrong tie order and a 
 
   w.run<HeapSmallChunk>();
   // Two adjacent equal values (ties) swapped: same values, wrong order of indices.
-  std::int64_t at = -1;
-  for (std::int64_t j = k; j + 1 < 2 * k; ++j) {
-    if (kiln::bits_of(v[j]) == kiln::bits_of(v[j + 1]) && std::isfinite(v[j])) {
-      at = j;
-      break;
-    }
-  }
+  const std::int64_t at = first_tie(v, k);
   REQUIRE(at >= 0);
   std::swap(i[at], i[at + 1]);
   r = w.check()[0];
@@ -293,7 +296,7 @@ TEST_CASE("topk cpu: rows beyond the full-check size compare a sample but examin
 TEST_CASE("topk cpu: a reference store keeps a passing output and vouches for the same output of the same inputs",
           "[topk][cpu]") {
   kiln_test::TempDir dir("kiln-topk-store");
-  REQUIRE(::setenv(kiln::reference_store::kDirectoryVariable, dir.path().c_str(), 1) == 0);
+  const kiln_test::ReferenceStoreDir using_it(dir.path());
   auto entries = [&] {
     std::vector<std::filesystem::path> files;
     for (const auto& e : std::filesystem::directory_iterator(dir.path())) files.push_back(e.path());
@@ -326,13 +329,7 @@ TEST_CASE("topk cpu: a reference store keeps a passing output and vouches for th
   // Any other output is compared with its input, with the same findings as without a store.
   auto& v = w.values();
   auto& i = w.indices();
-  std::int64_t at = -1;
-  for (std::int64_t j = k; j + 1 < 2 * k; ++j) {
-    if (kiln::bits_of(v[j]) == kiln::bits_of(v[j + 1]) && std::isfinite(v[j])) {
-      at = j;
-      break;
-    }
-  }
+  const std::int64_t at = first_tie(v, k);
   REQUIRE(at >= 0);
   std::swap(i[at], i[at + 1]);
   r = w.check()[0];
@@ -364,5 +361,4 @@ TEST_CASE("topk cpu: a reference store keeps a passing output and vouches for th
   for (float& x : w.input()) x = -x;
   CHECK(w.check()[0].rel_l2 == 1.0);
   w.input() = input;
-  ::unsetenv(kiln::reference_store::kDirectoryVariable);
 }

@@ -7,20 +7,12 @@
 
 #include "kiln/reference_store.hpp"
 #include "kiln_catch.hpp"
+#include "reference_store_dir.hpp"
 #include "temp_dir.hpp"
 
 namespace store = kiln::reference_store;
 
 namespace {
-
-// Sets the store's directory for one test and takes it away after.
-class StoreDirectory {
- public:
-  explicit StoreDirectory(const std::filesystem::path& dir) { ::setenv(store::kDirectoryVariable, dir.c_str(), 1); }
-  ~StoreDirectory() { ::unsetenv(store::kDirectoryVariable); }
-  StoreDirectory(const StoreDirectory&) = delete;
-  StoreDirectory& operator=(const StoreDirectory&) = delete;
-};
 
 std::size_t files_in(const std::filesystem::path& dir) {
   std::size_t count = 0;
@@ -41,7 +33,7 @@ TEST_CASE("reference store: without a directory nothing is kept or read") {
 
 TEST_CASE("reference store: an entry gives back its bytes, binary ones included, for its key and size only") {
   kiln_test::TempDir dir("kiln-store");
-  const StoreDirectory using_it(dir / "refs");  // made when the first entry is stored
+  const kiln_test::ReferenceStoreDir using_it(dir / "refs");  // made when the first entry is stored
   const std::string bytes("a\nb\0c\n12", 8);
   store::store("nbody_tree bodies=plummer n=3 seed=5", bytes);
   REQUIRE(files_in(dir / "refs") == 1);
@@ -58,7 +50,7 @@ TEST_CASE("reference store: an entry gives back its bytes, binary ones included,
 
 TEST_CASE("reference store: a file that is not the entry asked for is not read as one") {
   kiln_test::TempDir dir("kiln-store");
-  const StoreDirectory using_it(dir.path());
+  const kiln_test::ReferenceStoreDir using_it(dir.path());
   const std::string key = "topk rows=2 n=9 k=1 largest normal seed=1";
   const std::filesystem::path entry = store::entry_path(dir.path(), key);
   store::store(key, "0123456789");
@@ -91,11 +83,11 @@ TEST_CASE("reference store: a directory that cannot be made, or a key with a lin
   kiln_test::TempDir dir("kiln-store");
   std::ofstream(dir / "file") << "not a directory";
   {
-    const StoreDirectory using_it(dir / "file" / "refs");
+    const kiln_test::ReferenceStoreDir using_it(dir / "file" / "refs");
     store::store("softmax rows=1", "abc");
     CHECK_FALSE(store::load("softmax rows=1", 3));
   }
-  const StoreDirectory using_it(dir / "refs");
+  const kiln_test::ReferenceStoreDir using_it(dir / "refs");
   store::store("two\nlines", "abc");
   CHECK(files_in(dir / "refs") == 0);
   CHECK_FALSE(store::load("two\nlines", 3));
