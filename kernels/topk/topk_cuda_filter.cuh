@@ -362,16 +362,14 @@ __device__ void filter_share(const float* x, std::uint32_t n, int blocks, int bl
   F filter{hist, tau_shared, counter, buffer, cap, need, need / F::kWarps > 32 ? need / F::kWarps : 32,
            row_hist, row_top};
 
-  // The block's steps are prefetched into L2 two steps ahead (by one thread), so that lines are
-  // on their way while the warps classify, count or wait at the first step's barriers.
-  if (t == 0 && u1 > u0) prefetch_l2(x4 + u0, u1 - u0 < 2 * kStep ? u1 - u0 : 2 * kStep);
+  // No L2 prefetch of the steps ahead: a bulk prefetch two steps ahead by one thread (as this
+  // filter had until 2026-11-30) made a plain read of 1 GiB 245 -> 327 us on the H200 and this
+  // pass 0 about 60 us slower (README, "Pass 0 without the L2 prefetch").
   const float4* p = x4 + u0 + t;
   // The column of this thread's first element of a step.
   std::uint32_t first = head + 4 * (u0 + t);
-  std::uint32_t ahead = u0 + 2 * kStep;  // the first vector of the step after next
   float4 f[kLoads];
-  for (std::uint32_t s = 0; s < full; ++s, ahead += kStep) {
-    if (t == 0 && ahead < u1) prefetch_l2(x4 + ahead, u1 - ahead < kStep ? u1 - ahead : kStep);
+  for (std::uint32_t s = 0; s < full; ++s) {
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) f[u] = __ldcs(p + u * THREADS);
     if (s == 0) {  // block-uniform
