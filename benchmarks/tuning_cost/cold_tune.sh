@@ -38,6 +38,10 @@ else
   cmake --build "$dir" --target "kiln_header_$space" > "$dir/$space.tune.log" 2>&1
 fi
 rc=$?
+# SIGINT reaches the whole process group: the build's shell and ninja end at once, the tool only
+# after it has written what it measured. Wait for it, so that the worklog is whole when this
+# script ends (a copy taken earlier can be torn).
+while pgrep -f -- "--worklog $worklog" > /dev/null; do sleep 1; done
 echo "kiln_header_$space ($gpus): exit $rc after $(( $(date +%s) - start )) s"
 "$dir/cli/kiln" report --worklog "$worklog" --kernel "$space" | grep -E "^- (Time|Strategy|Device)" || true
 grep -E "wall time|measuring on" "$dir/$space.tune.log" | tail -3
