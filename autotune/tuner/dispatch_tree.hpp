@@ -4,6 +4,7 @@
 // A pure function of the table of times: the same table always gives the same tree.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,12 @@ struct TreeTable {
   std::vector<std::string> variants;
   std::vector<std::vector<double>> time;
   std::vector<double> floor_s;  // per point; 0 when it has none
+  // tuning.reach (README.md, "Problem domains"): per variant (in the order of `variants`; empty
+  // maps when the space has none) the largest value of an int dim it serves on its fast path, and
+  // the domain's largest value of each such dim. A leaf is not stretched past its variant's reach
+  // where none of its points lies: the rest goes to a variant that reaches further.
+  std::vector<std::map<std::string, std::int64_t>> reach;
+  std::map<std::string, std::int64_t> upper;
 };
 
 struct TreeOptions {
@@ -71,7 +78,10 @@ std::size_t choose_min_leaf_points(const TreeTable& table, const TreeOptions& op
 // unserved on both sides (ties: the smaller worst regret, then a split on a boundary, where no
 // variant serves the points of both its nearest values, then the more even split, then the dims'
 // order and the smaller threshold). Thresholds of int dims lie between two measured values, at their midpoint in log2
-// rounded to an integer. A split that would leave fewer than min_leaf_points on a side is not
+// rounded to an integer. A leaf whose variant has a reach on a dim below the leaf's extent there,
+// and whose points all lie within it (or within the largest of them, where they pass it), ends at
+// that value: past it, a leaf without points names the variant that serves the same points best
+// among those reaching further (on the same terms as any leaf), and so on while the extent lasts. A split that would leave fewer than min_leaf_points on a side is not
 // considered, so a node may end as a leaf that does not serve all its points. Growth stops at the
 // first node one variant serves, so no two sibling leaves can be merged within the tolerance: the
 // tree is already pruned.

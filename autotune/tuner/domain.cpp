@@ -139,9 +139,20 @@ std::map<std::size_t, PointTimes> times_of(const EvaluationContext& ctx, const s
 }
 
 // The table as the tree learns from it: each point with its features' values beside its dims (the
-// table itself keeps the points as measured, whose keys name their times).
+// table itself keeps the points as measured, whose keys name their times), and with tuning.reach,
+// each variant's reach and the domain's largest value of each dim a reach names.
 TreeTable with_features(const Manifest& m, TreeTable t) {
   for (auto& p : t.points) p = m.with_features(p);
+  t.reach.clear();
+  t.upper.clear();
+  if (!m.tuning.reach.empty()) {
+    for (const auto& name : t.variants) t.reach.push_back(m.variants[*m.variant_index(name)].reach);
+    for (const auto& r : m.tuning.reach) {
+      for (const auto& d : m.dims) {
+        if (d.name == r.dim && d.range) t.upper[r.dim] = d.range->max;
+      }
+    }
+  }
   return t;
 }
 

@@ -118,6 +118,10 @@ std::string listed_note(const ListedPoint& l) {
 }
 
 std::string leaf_note(const TreeNode& n, std::size_t number_of_leaf) {
+  if (n.points == 0) {
+    return "leaf " + std::to_string(number_of_leaf) +
+           ": no coverage point, past the reach of the leaf before it (tuning.reach)";
+  }
   return "leaf " + std::to_string(number_of_leaf) + ": " + std::to_string(n.points) + " coverage point" +
          (n.points == 1 ? "" : "s") + ", worst regret " + number(n.worst_regret, 3);
 }
@@ -251,8 +255,10 @@ std::string tree_dispatch_header(const Manifest& m, const std::optional<Record>&
       return;
     }
     const double ratio = n.floor_s > 0 ? n.time_s / n.floor_s : 0.0;
+    // A leaf past a variant's reach holds no coverage point: nothing was timed there (time 0).
+    const char* selection = n.points == 0 ? "\"learned dispatch, past a reach\"" : "\"learned dispatch\"";
     h << indent << "return {" << cpp_string(v->name) << ", " << cpp_string("leaf " + std::to_string(number_of_leaf))
-      << ", \"learned dispatch\", " << cpp_string(record->device_name) << ", " << cpp_string(record->compute_capability)
+      << ", " << selection << ", " << cpp_string(record->device_name) << ", " << cpp_string(record->compute_capability)
       << ", " << cpp_string(record->driver) << ", " << cpp_string(record->cuda_runtime) << ", " << cpp_string(record->date)
       << ", " << number(n.time_s, 6) << ", " << number(n.floor_s, 6) << ", " << number(ratio, 4) << ", true};\n";
   });

@@ -31,6 +31,7 @@ std::uint64_t count_combinations(const Space& space) {
   std::uint64_t nodes = 1;  // the odometer's own step
   for (const Derived& d : space.derived) nodes += d.expr.node_count();
   for (const Constraint& c : space.constraints) nodes += c.expr.node_count();
+  for (const model::Reach& r : space.tuning.reach) nodes += r.expr.node_count();
   check_evaluation_cost(space.label, "/parameters", total, nodes, "combinations");
   return total;
 }
@@ -61,6 +62,27 @@ class CombinationChecker {
       }
     }
     return space_.constraints.size();
+  }
+
+  // tuning.reach for the combination first_violated last saw feasible: a whole number >= 1 each.
+  std::map<std::string, std::int64_t> reach(const std::vector<Value>& params) {
+    std::map<std::string, std::int64_t> out;
+    for (const model::Reach& r : space_.tuning.reach) {
+      const std::string pointer = "/tuning/reach/" + r.dim;
+      std::int64_t value = 0;
+      try {
+        value = r.expr.evaluate(env_);
+      } catch (const ExprError& e) {
+        fail_expr(space_, pointer, e, combination_text(space_, params));
+      }
+      if (value < 1) {
+        fail_at(space_.label, pointer,
+                "the reach of " + combination_text(space_, params) + " is " + std::to_string(value) +
+                    "; a reach is the largest " + r.dim + " a variant serves on its fast path, at least 1");
+      }
+      out[r.dim] = value;
+    }
+    return out;
   }
 
  private:
@@ -150,7 +172,8 @@ Enumeration enumerate_variants(const Space& space, const Device& target) {
       // million names would cost memory for nothing.
       std::string name = variant_name(space, params);
       std::filesystem::path source = variant_source_path(space, name);
-      result.variants.push_back(Variant{std::move(name), std::move(params), std::move(source)});
+      std::map<std::string, std::int64_t> reach = checker.reach(params);
+      result.variants.push_back(Variant{std::move(name), std::move(params), std::move(source), std::move(reach)});
     }
   } while (advance(space, digits));
 

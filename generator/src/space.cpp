@@ -199,7 +199,7 @@ std::int64_t domain_point_count(const JsonNode& node) {
 Tuning load_tuning(const JsonNode& node) {
   node.require_object(
       {"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance", "min_leaf_points", "screen", "refine",
-       "alternate", "search", "budget", "search_options"},
+       "alternate", "search", "budget", "search_options", "reach"},
       {});
   Tuning t;
   if (node.has("max_variants")) t.max_variants = node["max_variants"].positive_integer();
@@ -290,6 +290,18 @@ Tuning load_tuning(const JsonNode& node) {
   return t;
 }
 
+// tuning.reach: {"<int dim>": "<expression>"}, each expression over what derived values see.
+// Which dims it names is checked with the problem's dims (sections::check_domain), its value for
+// each variant when the variants are enumerated (it must be a whole number >= 1).
+void load_reach(const JsonNode& node, const NameTable& visible, Space& space) {
+  if (!node.json().is_object()) node.fail("expected an object of int dims and expressions, got " + describe_json(node.json()));
+  for (const JsonNode& member : node.members()) {
+    const std::string& dim = member.key();
+    space.tuning.reach.push_back(model::Reach{dim, sections::load_expression(space, member, visible)});
+  }
+  if (space.tuning.reach.empty()) node.fail("an empty object: leave the key out instead");
+}
+
 void load_backend(const JsonNode& node, const Device& target, Space& space) {
   space.backend = std::string(backend_of(node).name);
   if (space.backend != target.backend) {
@@ -371,7 +383,10 @@ Space load_space(const JsonFile& json, const std::filesystem::path& file, const 
   if (space.problems.empty()) root["problems"].fail("a space needs at least one problem");
   if (root.has("checks")) space.checks = sections::load_instances(root["checks"], space);
   if (root.has("tolerance")) space.tolerance = load_tolerance(root["tolerance"]);
-  if (root.has("tuning")) space.tuning = load_tuning(root["tuning"]);
+  if (root.has("tuning")) {
+    space.tuning = load_tuning(root["tuning"]);
+    if (root["tuning"].has("reach")) load_reach(root["tuning"]["reach"], visible, space);
+  }
   // Buckets are required unless the space has a domain (the tuner then learns the dispatch).
   sections::check_domain(root, space);
   if (root.has("buckets")) sections::load_buckets(root["buckets"], space);

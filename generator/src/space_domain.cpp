@@ -79,6 +79,9 @@ void check_domain(const JsonNode& root, Space& space) {
     if (!space.tuning.alternate.empty()) {
       root["tuning"]["alternate"].fail("tuning.alternate needs a problem domain (a \"domain\" on every int dim)");
     }
+    if (!space.tuning.reach.empty()) {
+      root["tuning"]["reach"].fail("tuning.reach needs a problem domain (a \"domain\" on every int dim)");
+    }
     if (!root.has("buckets")) fail_at(space.label, "/buckets", "required key is missing");
     return;
   }
@@ -101,6 +104,15 @@ void check_domain(const JsonNode& root, Space& space) {
           (dim == space.dims.end() ? "no problem dim is named \"" + name + "\""
                                    : "\"" + name + "\" is an int dim: its values come from its range") +
           "; tuning.alternate names symbolic dims, whose values the points take in turn");
+    }
+  }
+  for (const model::Reach& r : space.tuning.reach) {
+    const auto dim = std::find_if(space.dims.begin(), space.dims.end(), [&](const Dim& d) { return d.name == r.dim; });
+    if (dim == space.dims.end() || dim->symbolic) {
+      root["tuning"]["reach"][r.dim].fail(
+          (dim == space.dims.end() ? "no problem dim is named \"" + r.dim + "\""
+                                   : "\"" + r.dim + "\" is a symbolic dim") +
+          "; tuning.reach gives the largest value of an int dim a variant serves on its fast path");
     }
   }
   std::int64_t alternations = 1;

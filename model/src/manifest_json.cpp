@@ -61,7 +61,9 @@ ordered_json variants_json(const Manifest& m) {
   for (const Variant& v : m.variants) {
     ordered_json params = ordered_json::object();
     for (std::size_t i = 0; i < v.params.size(); ++i) params[m.parameters[i].name] = value_json(v.params[i]);
-    out.push_back({{"name", v.name}, {"params", params}, {"source", v.source.generic_string()}});
+    ordered_json one = {{"name", v.name}, {"params", params}, {"source", v.source.generic_string()}};
+    if (!v.reach.empty()) one["reach"] = v.reach;  // only with tuning.reach: other manifests stay as they were
+    out.push_back(std::move(one));
   }
   return out;
 }
@@ -149,6 +151,11 @@ ordered_json tuning_json(const Manifest& m) {
     if (m.tuning.screen != 0) t["screen"] = m.tuning.screen;
     if (m.tuning.refine != 0) t["refine"] = m.tuning.refine;
     if (!m.tuning.alternate.empty()) t["alternate"] = m.tuning.alternate;
+    if (!m.tuning.reach.empty()) {
+      ordered_json r = ordered_json::object();
+      for (const Reach& reach : m.tuning.reach) r[reach.dim] = reach.expr.text();
+      t["reach"] = r;
+    }
   }
   if (!m.tuning.search.empty()) t["search"] = m.tuning.search;
   if (!m.tuning.budget.empty()) t["budget"] = ordered_json::parse(m.tuning.budget);
@@ -171,6 +178,11 @@ Tuning tuning_from_json(const ordered_json& j) {
   t.screen = j.value("screen", t.screen);
   t.refine = j.value("refine", t.refine);
   t.alternate = j.value("alternate", t.alternate);
+  if (j.contains("reach")) {
+    const ordered_json& r = j.at("reach");
+    if (!r.is_object() || r.empty()) throw InputError("tuning.reach: expected an object of int dims and expressions, got " + r.dump());
+    for (const auto& [dim, text] : r.items()) t.reach.push_back(Reach{dim, Expr::parse(text.get<std::string>())});
+  }
   if (j.contains("search")) {
     t.search = j.at("search").get<std::string>();
     if (!is_search_strategy(t.search)) throw InputError("tuning.search: unknown search strategy '" + t.search + "'");
@@ -220,6 +232,14 @@ Manifest fields_from_json(const ordered_json& j, const std::string& label, const
     for (const Parameter& p : m.parameters) variant.params.push_back(value_from_json(v.at("params").at(p.name)));
     variant.source = v.at("source").get<std::string>();
     if (variant.source.is_relative()) variant.source = base_dir / variant.source;
+    if (v.contains("reach")) {
+      for (const auto& [dim, value] : v.at("reach").items()) {
+        if (!value.is_number_integer() || value.get<std::int64_t>() < 1) {
+          throw InputError("variant " + variant.name + ": reach." + dim + ": expected a whole number >= 1, got " + value.dump());
+        }
+        variant.reach[dim] = value.get<std::int64_t>();
+      }
+    }
     m.variants.push_back(std::move(variant));
   }
   m.default_variant = j.at("default_variant").get<std::string>();
@@ -345,6 +365,20 @@ Manifest from_json(const ordered_json& j, const std::string& label, const std::f
     const auto dim = std::find_if(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == name; });
     if (dim == m.dims.end() || !dim->symbolic) {
       throw InputError(label + ": tuning.alternate names \"" + name + "\", not a symbolic dim of the problem");
+    }
+  }
+  for (const Reach& r : m.tuning.reach) {
+    const auto dim = std::find_if(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == r.dim; });
+    if (dim == m.dims.end() || dim->symbolic) {
+      throw InputError(label + ": tuning.reach names \"" + r.dim + "\", not an int dim of the problem");
+    }
+  }
+  // Every variant has a value for each reach and none besides: the learned dispatch reads them.
+  for (const Variant& v : m.variants) {
+    bool same = v.reach.size() == m.tuning.reach.size();
+    for (const Reach& r : m.tuning.reach) same = same && v.reach.count(r.dim) > 0;
+    if (!same) {
+      throw InputError(label + ": variant " + v.name + ": its reach does not name the dims of tuning.reach");
     }
   }
   if (!m.variant_index(m.default_variant)) {

@@ -7,6 +7,7 @@
 #include "gen_test_support.hpp"
 #include "kiln/gen/domain.hpp"
 #include "kiln/gen/space.hpp"
+#include "kiln/model/manifest.hpp"
 
 using namespace gen_test;
 using kiln::gen::load_space;
@@ -187,4 +188,30 @@ TEST_CASE("alternating symbolic dims take their values in turn: the crossed ones
   const Space again = load_space(good_space("domain_alternate_cpu.space.json"), load_device(device("cpu")));
   CHECK(keys(s, s.coverage) == keys(again, again.coverage));
   CHECK(keys(s, s.held_out) == keys(again, again.held_out));
+}
+
+TEST_CASE("tuning.reach is evaluated for every variant and travels in the manifest", "[domain]") {
+  const Space s = load_space(good_space("domain_reach_cpu.space.json"), load_device(device("cpu")));
+  REQUIRE(s.tuning.reach.size() == 1);
+  CHECK(s.tuning.reach[0].dim == "cols");
+  kiln_test::TempDir tmp("kiln-gen-reach");
+  REQUIRE(run_generate(good_space("domain_reach_cpu.space.json"), device("cpu"), tmp / "out").rc == 0);
+  const auto m = read_json(tmp / "out/manifest.json");
+  CHECK(m.at("tuning").at("reach") == ordered_json{{"cols", "VEC * 16"}});
+  std::map<std::int64_t, std::int64_t> reach_by_vec;
+  for (const auto& v : m.at("variants")) {
+    reach_by_vec[v.at("params").at("VEC").get<std::int64_t>()] = v.at("reach").at("cols").get<std::int64_t>();
+  }
+  CHECK(reach_by_vec == std::map<std::int64_t, std::int64_t>{{4, 64}, {8, 128}, {16, 256}});
+  // The manifest reads back as written, reach included.
+  const kiln::model::Manifest read = kiln::model::load_manifest(tmp / "out/manifest.json");
+  REQUIRE(read.tuning.reach.size() == 1);
+  CHECK(read.tuning.reach[0].expr.text() == "VEC * 16");
+  for (const auto& v : read.variants) CHECK(v.reach.at("cols") == 16 * std::get<std::int64_t>(v.params[0]));
+
+  // A space without it: no reach in the manifest's variants.
+  REQUIRE(run_generate(good_space("domain_cpu.space.json"), device("cpu"), tmp / "plain").rc == 0);
+  const auto plain = read_json(tmp / "plain/manifest.json");
+  CHECK_FALSE(plain.at("tuning").contains("reach"));
+  for (const auto& v : plain.at("variants")) CHECK_FALSE(v.contains("reach"));
 }

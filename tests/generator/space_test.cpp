@@ -351,3 +351,37 @@ TEST_CASE("a domain's features and alternating dims reach the manifest, and a ho
   error = refused(hostile);
   CHECK_THAT(error, StartsWith(file + ": tuning.search: unknown search strategy 'bayes'"));
 }
+
+TEST_CASE("a hostile manifest's reach is refused with the file and the place", "[space]") {
+  kiln_test::TempDir tmp("kiln-gen-reach-hostile");
+  REQUIRE(run_generate(good_space("domain_reach_cpu.space.json"), device("cpu"), tmp / "out").rc == 0);
+  const ordered_json m = read_json(tmp / "out/manifest.json");
+  const std::string file = (tmp / "out/manifest.json").string();
+  auto refused = [&](const ordered_json& hostile) {
+    write_json(tmp / "out/manifest.json", hostile);
+    return generator_error([&] { kiln::model::load_manifest(tmp / "out/manifest.json"); });
+  };
+  ordered_json hostile = m;
+  hostile["tuning"]["reach"] = {{"dtype", "VEC"}};
+  std::string error = refused(hostile);
+  CHECK_THAT(error, StartsWith(file + ": "));
+  CHECK_THAT(error, kiln_test::ContainsSubstring("tuning.reach names \"dtype\", not an int dim"));
+  hostile = m;
+  hostile["tuning"]["reach"] = ordered_json::object();
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("tuning.reach: expected an object of int dims"));
+  hostile = m;
+  hostile["tuning"]["reach"] = {{"cols", "VEC *"}};
+  CHECK_THAT(refused(hostile), StartsWith(file + ": "));
+  hostile = m;
+  hostile["variants"][0]["reach"]["cols"] = 0;
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("reach.cols: expected a whole number >= 1, got 0"));
+  hostile = m;
+  hostile["variants"][1]["reach"]["cols"] = "64";
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("reach.cols: expected a whole number >= 1"));
+  hostile = m;
+  hostile["variants"][2].erase("reach");
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("its reach does not name the dims of tuning.reach"));
+  hostile = m;
+  hostile["variants"][0]["reach"]["rows"] = 4;
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("its reach does not name the dims of tuning.reach"));
+}

@@ -303,6 +303,73 @@ TEST_CASE("min_leaf_points auto: leave-one-out prefers leaves that carry across 
   CHECK(leaf_variants(regimes) == std::vector<std::string>{"narrow", "wide"});
 }
 
+// Rows of 1 and 2 columns in a domain of up to 1000: "cache2" (its rows of up to 2 columns in
+// registers) is fastest at both, "cache8" 10 % behind, "stream" (any width) twice as slow. Nothing
+// was measured past 2 columns.
+TreeTable narrow_points() {
+  TreeTable t;
+  t.variants = {"cache2", "cache8", "stream"};
+  for (std::int64_t cols : {1, 2}) {
+    for (std::int64_t rows : {1000, 100000}) {
+      t.points.push_back(rc(rows, cols));
+      t.time.push_back({1e-6, 1.1e-6, 2e-6});
+      t.floor_s.push_back(0.5e-6);
+    }
+  }
+  return t;
+}
+
+TEST_CASE("a leaf is not stretched past its variant's reach where none of its points lies", "[tree]") {
+  TreeTable t = narrow_points();
+  // Without reaches: one leaf, cache2 for rows of any width.
+  CHECK(leaf_variants(learn_tree(t, {1.05})) == std::vector<std::string>{"cache2"});
+
+  t.reach = {{{"cols", 2}}, {{"cols", 8}}, {{"cols", 1000}}};
+  t.upper = {{"cols", 1000}};
+  const DispatchTree tree = learn_tree(t, {1.05});
+  // cache2 up to 2 columns, then the best of those reaching further at the same points (cache8,
+  // 1.1x) up to its 8, then stream, which reaches the domain's end.
+  REQUIRE(tree.nodes.size() == 5);
+  CHECK(tree.nodes[0].dim == "cols");
+  CHECK(*tree.nodes[0].threshold == 2);
+  CHECK(tree.nodes[2].dim == "cols");
+  CHECK(*tree.nodes[2].threshold == 8);
+  CHECK(leaf_variants(tree) == std::vector<std::string>{"cache2", "cache8", "stream"});
+  CHECK(tree.nodes[1].points == 4);
+  CHECK(tree.nodes[3].points == 0);  // past a reach: no point, no time
+  CHECK(tree.nodes[4].points == 0);
+  CHECK(tree.nodes[3].time_s == 0);
+  CHECK(tree.nodes[tree.leaf_of(rc(5000, 5))].variant == "cache8");
+  CHECK(tree.nodes[tree.leaf_of(rc(5000, 900))].variant == "stream");
+  CHECK(worst_regret_of(tree, t) == kiln_test::Approx(1.0));  // the points are served as before
+  // The tree survives its JSON, leaves without points included.
+  CHECK(tree_to_json(tree_from_json(tree_to_json(tree))) == tree_to_json(tree));
+
+  // A point past the reach where the variant still serves: it is trusted up to that point.
+  TreeTable measured = narrow_points();
+  measured.reach = t.reach;
+  measured.upper = t.upper;
+  measured.points.push_back(rc(1000, 5));
+  measured.time.push_back({1e-6, 1.1e-6, 2e-6});
+  measured.floor_s.push_back(0.5e-6);
+  const DispatchTree trusted = learn_tree(measured, {1.05});
+  CHECK(*trusted.nodes[0].threshold == 5);
+  CHECK(trusted.nodes[trusted.leaf_of(rc(1000, 5))].variant == "cache2");
+  CHECK(trusted.nodes[trusted.leaf_of(rc(1000, 6))].variant == "cache8");
+
+  // A leaf whose extent ends within its variant's reach is left alone: a split at 2 columns
+  // bounds the narrow leaf.
+  TreeTable bounded = narrow_points();
+  bounded.reach = t.reach;
+  bounded.upper = {{"cols", 2}};
+  CHECK(learn_tree(bounded, {1.05}).leaf_count() == 1);
+
+  // A reach table that does not match the variants is refused.
+  TreeTable wrong = narrow_points();
+  wrong.reach = {{{"cols", 2}}};
+  CHECK_THROWS(learn_tree(wrong, {1.05}));
+}
+
 TEST_CASE("a table with a missing or non-positive time is refused", "[tree]") {
   TreeTable t = two_regimes();
   t.time[3][1] = 0;

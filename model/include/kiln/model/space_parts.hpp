@@ -92,6 +92,18 @@ using Tolerance = std::map<std::string, double>;
 // fp32 1e-5, fp16 2e-3, bf16 1e-2: what a space that gives none gets.
 Tolerance default_tolerance();
 
+// tuning.reach: the largest value of one int dim of the domain that a variant serves on its fast
+// path (the width its register cache holds, a tile's extent), as an expression over the
+// parameters, derived values and the target's limits. Past it the variant still runs, on a slower
+// path (a row that streams); the learned dispatch does not stretch a leaf's variant past its reach
+// where none of the leaf's coverage points lies, and gives the rest of the leaf to a variant that
+// reaches further (README.md, "Problem domains").
+struct Reach {
+  std::string dim;
+  Expr expr;
+  bool operator==(const Reach&) const = default;
+};
+
 struct Tuning {
   std::int64_t max_variants = 256;
   std::int64_t timeout_s = 120;
@@ -130,6 +142,7 @@ struct Tuning {
   // The search's other options, as written (key, JSON number): e.g. forest's batch, so that a
   // space's author can say how its search is run where the strategy's defaults do not suit it.
   std::vector<std::pair<std::string, std::string>> search_options;
+  std::vector<Reach> reach;  // at most one a dim, int dims of the domain only
   bool operator==(const Tuning&) const = default;
 };
 
@@ -159,6 +172,7 @@ struct Variant {
   std::string name;             // canonical: <kernel>__<P1><v1>_<P2><v2>...
   std::vector<Value> params;    // one per parameter, in the parameters' order
   std::filesystem::path source; // variants/<name>.cpp|.cu, relative to the manifest's directory
+  std::map<std::string, std::int64_t> reach;  // tuning.reach evaluated for this variant (>= 1 each)
   bool operator==(const Variant&) const = default;
 };
 
