@@ -117,6 +117,14 @@ std::string listed_line(const RecordedDomain& d) {
   return s.str();
 }
 
+// ", N of them past a variant's reach" when the tree has leaves without coverage points
+// (tuning.reach), else nothing.
+std::string past_reach(const DispatchTree& tree) {
+  const auto n = std::count_if(tree.nodes.begin(), tree.nodes.end(),
+                               [](const TreeNode& node) { return node.is_leaf() && node.points == 0; });
+  return n == 0 ? "" : ", " + std::to_string(n) + " of them past a variant's reach";
+}
+
 }  // namespace
 
 std::string domain_summary(const RecordedDomain& d) {
@@ -127,7 +135,8 @@ std::string domain_summary(const RecordedDomain& d) {
     << fixed(d.coverage_median_regret, 3) << ", worst " << fixed(d.coverage_worst_regret, 3) << " (tolerance "
     << fixed(d.tolerance, 2) << ")";
   if (d.tree) {
-    s << "; learned dispatch of " << d.tree->leaf_count() << " leaves, depth " << d.tree->depth();
+    s << "; learned dispatch of " << d.tree->leaf_count() << " leaves" << past_reach(*d.tree) << ", depth "
+      << d.tree->depth();
     if (d.tree->min_leaf_points != 1) s << ", at least " << d.tree->min_leaf_points << " points a leaf";
   }
   s << "\n  held out: " << figures_line(domain_figures(d)) << " (" << d.finalists.size() << " finalists timed)\n";
@@ -144,7 +153,7 @@ std::string domain_markdown(const Record& r, const std::string& svg_dir) {
      << " coverage points" << (d.refine_points > 0 ? " (" + std::to_string(d.refine_points) + " of them refinement points)" : "")
      << " (tolerance " << fixed(d.tolerance, 2) << "x of each point's fastest variant): regret there median "
      << fixed(d.coverage_median_regret, 3) << ", worst " << fixed(d.coverage_worst_regret, 3);
-  if (d.tree) md << "; " << d.tree->leaf_count() << " leaves, depth " << d.tree->depth();
+  if (d.tree) md << "; " << d.tree->leaf_count() << " leaves" << past_reach(*d.tree) << ", depth " << d.tree->depth();
   if (!d.listed.empty()) md << ". Listed problems: " << listed_line(d);
   md << ".\n\nOn the " << d.held_out.size() << " held-out points, never tuned on, against the fastest of "
      << d.finalists.size() << " finalists:\n\n";

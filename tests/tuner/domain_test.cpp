@@ -342,8 +342,13 @@ TEST_CASE("a leaf is not stretched past its variant's reach where none of its po
   CHECK(tree.nodes[tree.leaf_of(rc(5000, 5))].variant == "cache8");
   CHECK(tree.nodes[tree.leaf_of(rc(5000, 900))].variant == "stream");
   CHECK(worst_regret_of(tree, t) == kiln_test::Approx(1.0));  // the points are served as before
-  // The tree survives its JSON, leaves without points included.
+  // The tree survives its JSON, leaves without points included, and the report counts them.
   CHECK(tree_to_json(tree_from_json(tree_to_json(tree))) == tree_to_json(tree));
+  RecordedDomain d;
+  d.tree = tree;
+  CHECK_THAT(domain_summary(d), kiln_test::ContainsSubstring("3 leaves, 2 of them past a variant's reach, depth 2"));
+  d.tree = learn_tree(narrow_points(), {1.05});
+  CHECK_THAT(domain_summary(d), kiln_test::ContainsSubstring("1 leaves, depth 0"));
 
   // A point past the reach where the variant still serves: it is trusted up to that point.
   TreeTable measured = narrow_points();
