@@ -207,13 +207,6 @@ class Learner {
     return chosen;
   }
 
-  std::int64_t int_value(std::size_t point, const std::string& dim) const {
-    for (const auto& [name, value] : t_.points[point].dims()) {
-      if (name == dim) return std::get<std::int64_t>(value);
-    }
-    throw std::runtime_error("dispatch tree: coverage point " + t_.points[point].key() + " has no dim '" + dim + "'");
-  }
-
   // The leaf of `set` naming f's variant, ended where the variant's reach on a dim falls inside
   // the leaf's extent `upper` (the largest value of the dim that reaches it) and beyond every point
   // of `set`: past that, a leaf without points names the variant that fits `set` best among those
@@ -227,7 +220,7 @@ class Learner {
         const auto extent = upper.find(dim);
         if (extent == upper.end()) continue;
         std::int64_t trusted = reach;
-        for (std::size_t p : set) trusted = std::max(trusted, int_value(p, dim));
+        for (std::size_t p : set) trusted = std::max(trusted, t_.points[p].i(dim));
         if (trusted >= extent->second) continue;
         std::optional<Fit> further;
         for (std::size_t v = 0; v < t_.variants.size(); ++v) {

@@ -41,7 +41,8 @@ rc=$?
 # SIGINT reaches the whole process group: the build's shell and ninja end at once, the tool only
 # after it has written what it measured. Wait for it, so that the worklog is whole when this
 # script ends (a copy taken earlier can be torn).
-while pgrep -f -- "--worklog $worklog" > /dev/null; do sleep 1; done
+for _ in $(seq 300); do pgrep -f -- "--worklog $worklog" > /dev/null || break; sleep 1; done
+pgrep -f -- "--worklog $worklog" > /dev/null && echo "the tool still writes $worklog after 300 s; copy it later" >&2
 echo "kiln_header_$space ($gpus): exit $rc after $(( $(date +%s) - start )) s"
 "$dir/cli/kiln" report --worklog "$worklog" --kernel "$space" | grep -E "^- (Time|Strategy|Device)" || true
 grep -E "wall time|measuring on" "$dir/$space.tune.log" | tail -3
