@@ -14,6 +14,8 @@
 // A row whose start is not vector-aligned (cols * sizeof(T) not a multiple of VEC_BYTES) is split
 // into a few single elements up to the first aligned address, whole vectors, and a few single
 // elements at the end, so any width runs on full-width accesses.
+// Rows of 1, 2 (or, bf16, 4) elements on one-thread rows with 16-byte accesses are read as whole
+// vectors of several rows (softmax_packed_kernel).
 // Rows wider than the register cache (SPAN * CACHE) take a streaming path: an online max/sum pass
 // over cache-sized batches, then a write pass that re-reads the row (mostly from L2).
 // Only in/out pointers of different alignment phases fall back to one element per access.
@@ -377,6 +379,69 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
   }
 }
 
+// Rows narrower than a vector that divide it (ROW_THREADS 1 with 16-byte accesses: rows of 1 or 2
+// fp32, of 1, 2 or 4 bf16; in and out 16-byte aligned): the matrix is read as whole vectors, each
+// holding V / COLS whole rows, CACHE / V of them per thread, in flight at once, and a warp's
+// access is 512 contiguous bytes. The row-per-thread path moves such a row as one or two single
+// elements (4 bytes of a row of one fp32 element a thread, and a block per 128 or 256 of them),
+// which leaves it far below the copy rate: a block start per kilobyte, and too few bytes in
+// flight. The last rows.cols % V elements (fewer than a vector, whole rows) are one thread's.
+template <class Tr, int COLS, class T>
+__global__ void __launch_bounds__(Tr::kThreads) softmax_packed_kernel(const T* __restrict__ in, T* __restrict__ out,
+                                                                     std::int64_t rows) {
+  constexpr int V = Tr::kVec;
+  constexpr int kChunks = Tr::kCache / V;
+  constexpr int kRowsPerVec = V / COLS;
+  static_assert(COLS < V && V % COLS == 0, "whole rows in a vector");
+  using P = Packet<T, V>;
+  using P1 = Packet<T, 1>;
+  const std::int64_t vecs = rows / kRowsPerVec;
+  const std::int64_t per_block = static_cast<std::int64_t>(Tr::kThreads) * kChunks;
+  // softmax of one row of COLS elements held at x[0..COLS), in place.
+  auto row_softmax = [](float* x) {
+    float m = x[0];
+#pragma unroll
+    for (int k = 1; k < COLS; ++k) m = fmaxf(m, x[k]);
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < COLS; ++k) {
+      x[k] = exp2f((x[k] - m) * kLog2e);
+      s += x[k];
+    }
+    const float inv = 1.0f / s;
+#pragma unroll
+    for (int k = 0; k < COLS; ++k) x[k] *= inv;
+  };
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * per_block + threadIdx.x; base < vecs;
+       base += static_cast<std::int64_t>(gridDim.x) * per_block) {
+    float x[kChunks][V];
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const std::int64_t j = base + static_cast<std::int64_t>(c) * Tr::kThreads;
+      if (j < vecs) P::load_last(in + j * V, x[c]);
+    }
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const std::int64_t j = base + static_cast<std::int64_t>(c) * Tr::kThreads;
+      if (j < vecs) {
+#pragma unroll
+        for (int r = 0; r < kRowsPerVec; ++r) row_softmax(&x[c][r * COLS]);
+        P::store(out + j * V, x[c]);
+      }
+    }
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    for (std::int64_t row = vecs * kRowsPerVec; row < rows; ++row) {
+      float x[COLS];
+#pragma unroll
+      for (int k = 0; k < COLS; ++k) P1::load_last(in + row * COLS + k, &x[k]);
+      row_softmax(x);
+#pragma unroll
+      for (int k = 0; k < COLS; ++k) P1::store(out + row * COLS + k, &x[k]);
+    }
+  }
+}
+
 // Rows that fit the register cache, staged through shared memory (STAGE = 1): a block owns a tile
 // of consecutive rows, one contiguous range of global memory, as many rows as fill THREADS * CACHE
 // elements (row group g takes the tile's rows g, g + G, g + 2G, ... for G row groups, `per_group`
@@ -662,6 +727,27 @@ cudaError_t launch_rows(Kernel kernel, std::int64_t rows, std::int64_t block_row
   return cudaLaunchKernelEx(&config, kernel, args...);
 }
 
+// Rows of `cols` elements, fewer than a vector and dividing it, by whole vectors: a block per
+// THREADS * CACHE / V of them.
+template <class Tr, class T>
+cudaError_t launch_packed(const T* in, T* out, std::int64_t rows, int cols, cudaStream_t stream) {
+  constexpr int V = Tr::kVec;
+  const std::int64_t block_rows = static_cast<std::int64_t>(Tr::kThreads) * (Tr::kCache / V) * (V / cols);
+  switch (cols) {
+    case 1:
+      return launch_rows<Tr>(softmax_packed_kernel<Tr, 1, T>, rows, block_rows, 0, stream, in, out, rows);
+    case 2:
+      if constexpr (V > 2) return launch_rows<Tr>(softmax_packed_kernel<Tr, 2, T>, rows, block_rows, 0, stream, in, out, rows);
+      break;
+    case 4:
+      if constexpr (V > 4) return launch_rows<Tr>(softmax_packed_kernel<Tr, 4, T>, rows, block_rows, 0, stream, in, out, rows);
+      break;
+    default:
+      break;
+  }
+  return cudaErrorInvalidValue;  // launch() sends only rows of 1, 2 or 4 elements, fewer than V
+}
+
 }  // namespace cuda_detail
 
 // Enqueues the row softmax of a rows x cols row-major matrix on `stream` (T: float or
@@ -683,6 +769,11 @@ cudaError_t launch(const T* in, T* out, std::int64_t rows, std::int64_t cols, cu
     return d::launch_rows<Tr>(d::softmax_streaming_kernel<Tr, Tr::kVec, T>, rows, Tr::kRowsPerBlock, 0, stream, in, out, rows, cols);
   }
   const int width = static_cast<int>(cols);
+  if constexpr (Tr::kRowThreads == 1 && Tr::kVecBytes == 16 && !Tr::kStage) {
+    if (cols < Tr::kVec && Tr::kVec % cols == 0 && in_at % 16 == 0 && out_at % 16 == 0) {
+      return d::launch_packed<Tr>(in, out, rows, width, stream);
+    }
+  }
   if constexpr (Tr::kStage) {
     // As many rows a row group as fill the tile (THREADS * CACHE elements).
     const int per_group = Tr::kRowThreads * Tr::kCache / width;

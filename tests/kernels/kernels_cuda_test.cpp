@@ -48,14 +48,17 @@ TEST_CASE("softmax cuda: configs pass on tails, alignments and both paths", "[so
   // some configs; 1: a single column; 63 and 3: narrow rows at every alignment (sub-warp rows);
   // 100003, 262144: few wide rows (split over a cluster); 3 on a split config leaves blocks of
   // the cluster without elements; 1305 x 2, 4099 x 8 and 2049 x 5: many narrow rows, the grid's
-  // last blocks only partly filled.
+  // last blocks only partly filled; 7 x 2 fp32, 1003 x 4 and 3 x 1 bf16, 100001 x 1 fp32: rows
+  // packed several to a vector on one-lane rows, with rows left over after the last whole vector
+  // (all of them for 3 x 1 bf16).
   const struct {
     std::int64_t rows, cols;
     const char* dtype;
   } shapes[] = {{3, 1001, "bf16"},   {5, 1, "fp32"},      {1000, 4104, "bf16"}, {33, 20000, "fp32"},
                 {2, 16385, "bf16"},  {4001, 1030, "fp32"}, {7, 1030, "bf16"},    {300, 8192, "bf16"},
                 {777, 63, "bf16"},   {1000, 3, "fp32"},    {2, 100003, "fp32"},  {1, 262144, "bf16"},
-                {5, 40000, "bf16"},  {1305, 2, "bf16"},    {4099, 8, "fp32"},    {2049, 5, "bf16"}};
+                {5, 40000, "bf16"},  {1305, 2, "bf16"},    {4099, 8, "fp32"},    {2049, 5, "bf16"},
+                {7, 2, "fp32"},      {1003, 4, "bf16"},    {3, 1, "bf16"},       {100001, 1, "fp32"}};
   for (const std::string& config : cc::softmax_configs()) {
     for (const auto& s : shapes) {
       INFO(config << " rows=" << s.rows << " cols=" << s.cols << " dtype=" << s.dtype);

@@ -215,6 +215,8 @@ const std::vector<std::pair<const char*, void (*)(Bench<T>&, const char*)>>& con
       {"T128_RT32_C16_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 32, 16, 16, 0>>(n); }},
       {"T128_RT32_C32_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 32, 32, 16, 0>>(n); }},
       {"T256_RT1_C8_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<256, 1, 8, 16, 0>>(n); }},
+      {"T128_RT1_C16_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 1, 16, 16, 0>>(n); }},
+      {"T256_RT1_C16_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<256, 1, 16, 16, 0>>(n); }},
       {"T256_RT2_C8_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<256, 2, 8, 16, 0>>(n); }},
       {"T256_RT4_C8_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<256, 4, 8, 16, 0>>(n); }},
       {"T256_RT4_C16_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<256, 4, 16, 16, 0>>(n); }},
