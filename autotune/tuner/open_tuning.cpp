@@ -154,16 +154,25 @@ ContextKey choose_context_key(const worklog::Worklog& log, const Manifest& m, co
   const std::string current = hash_context(current_key_version, m, probe, o, sources, false);
   const std::string old = hash_context(KeyVersion::fnv1a64, m, probe, o, sources, false);
   const std::string code = hash_context(current_key_version, m, probe, o, sources, true);
-  bool has_old = false;
-  std::optional<ContextKey> same_code;  // the latest context whose sessions measured this code
+  bool has_old = false, has_current = false;
+  // The context of the newest session that measured this code, found by the sources' bytes or by
+  // its code key: sources whose comments went back and forth leave two contexts of one code, and
+  // the newest holds the tuning to continue (attention_decode_d64, 2026-11-30: an early session of
+  // these bytes with four variants measured was taken over the complete context of the same code,
+  // and all 44 variants were measured again).
+  std::optional<ContextKey> newest;
   for (const auto& s : log.sessions()) {
     if (s.kernel != m.kernel) continue;
-    if (s.context_key == current) return {current, current_key_version, code, false};
+    if (s.context_key == current) {
+      has_current = true;
+      newest = ContextKey{current, current_key_version, code, false};
+    } else if (!s.code_key.empty() && s.code_key == code) {
+      newest = ContextKey{s.context_key, key_version_from(s.key_version), code, true};
+    }
     if (s.context_key == old && s.key_version == static_cast<int>(KeyVersion::fnv1a64)) has_old = true;
-    if (s.code_key == code) same_code = ContextKey{s.context_key, key_version_from(s.key_version), code, true};
   }
-  if (has_old) return {old, KeyVersion::fnv1a64, code, false};
-  if (same_code) return *same_code;
+  if (!has_current && has_old) return {old, KeyVersion::fnv1a64, code, false};
+  if (newest) return *newest;
   return {current, current_key_version, code, false};
 }
 

@@ -228,3 +228,44 @@ TEST_CASE("a tuning whose sources differ in comments and whitespace only continu
   CHECK(found.key == older.context_key);
   CHECK(found.by_code);
 }
+
+TEST_CASE("of two contexts of one code, the tuning continues the one of the newest session") {
+  // Comments that went back and forth: an early tuning of these bytes (no code key recorded), then
+  // a later, complete one of the same code with the comment reworded. The sources as they are now
+  // are the early one's bytes, and the later context is the one to continue.
+  kiln_test::GeneratedToy toy;
+  DeviceInfo probe = epyc_probe();
+  TuneOptions o;
+  const auto kernel_source = toy.dir / "toy_kernel.cuh";
+  o.sources = {kernel_source};
+  auto log = kiln::worklog::Worklog::open(toy.dir / "w.sqlite");
+  kiln_test::write_file(kernel_source, "// Two rows a warp.\nint rows = 2;\n");
+  kiln::worklog::Session early;
+  early.kernel = "toy";
+  early.strategy = "exhaustive";
+  early.context_key = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
+  log.start_session(early);  // before code keys: none recorded
+  kiln_test::write_file(kernel_source, "// Two rows a warp, reworded.\nint rows = 2;\n");
+  kiln::worklog::Session later = early;
+  later.context_key = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
+  later.code_key = code_key(toy.manifest, probe, o);
+  REQUIRE(later.context_key != early.context_key);
+  log.start_session(later);
+
+  kiln_test::write_file(kernel_source, "// Two rows a warp.\nint rows = 2;\n");  // the early bytes again
+  const ContextKey chosen = choose_context_key(log, toy.manifest, probe, o);
+  CHECK(chosen.key == later.context_key);
+  CHECK(chosen.by_code);
+  // A newer session of the early bytes makes that context the newest again.
+  kiln::worklog::Session again = early;
+  again.code_key = code_key(toy.manifest, probe, o);
+  log.start_session(again);
+  const ContextKey back = choose_context_key(log, toy.manifest, probe, o);
+  CHECK(back.key == early.context_key);
+  CHECK_FALSE(back.by_code);
+  // Another code is neither.
+  kiln_test::write_file(kernel_source, "int rows = 4;\n");
+  const ContextKey other = choose_context_key(log, toy.manifest, probe, o);
+  CHECK(other.key != early.context_key);
+  CHECK(other.key != later.context_key);
+}
