@@ -166,7 +166,7 @@ ContextKey choose_context_key(const worklog::Worklog& log, const Manifest& m, co
     if (s.context_key == current) {
       has_current = true;
       newest = ContextKey{current, current_key_version, code, false};
-    } else if (!s.code_key.empty() && s.code_key == code) {
+    } else if (s.code_key == code) {
       newest = ContextKey{s.context_key, key_version_from(s.key_version), code, true};
     }
     if (s.context_key == old && s.key_version == static_cast<int>(KeyVersion::fnv1a64)) has_old = true;

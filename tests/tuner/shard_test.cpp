@@ -152,6 +152,20 @@ TEST_CASE("a shard's search is the exhaustive search over its share, and no othe
                     ContainsSubstring("--shard 0/2 needs the exhaustive search, not anneal"));
 }
 
+namespace {
+
+// A session of the toy kernel in `context`, recording `code` (empty: a session from before code keys).
+kiln::worklog::Session toy_session(const std::string& context, const std::string& code) {
+  kiln::worklog::Session s;
+  s.kernel = "toy";
+  s.strategy = "exhaustive";
+  s.context_key = context;
+  s.code_key = code;
+  return s;
+}
+
+}  // namespace
+
 TEST_CASE("a tuning whose sources differ in comments and whitespace only continues the context that measured that code") {
   kiln_test::GeneratedToy toy;
   DeviceInfo probe = epyc_probe();
@@ -168,11 +182,7 @@ TEST_CASE("a tuning whose sources differ in comments and whitespace only continu
   CHECK(first.code == code_key(toy.manifest, probe, o));
   CHECK(first.code != first.key);
   CHECK_FALSE(first.by_code);
-  kiln::worklog::Session measured;
-  measured.kernel = "toy";
-  measured.strategy = "exhaustive";
-  measured.context_key = first.key;
-  measured.code_key = first.code;
+  const kiln::worklog::Session measured = toy_session(first.key, first.code);
   log.start_session(measured);
   CHECK(log.sessions().back().code_key == first.code);
 
@@ -240,15 +250,11 @@ TEST_CASE("of two contexts of one code, the tuning continues the one of the newe
   o.sources = {kernel_source};
   auto log = kiln::worklog::Worklog::open(toy.dir / "w.sqlite");
   kiln_test::write_file(kernel_source, "// Two rows a warp.\nint rows = 2;\n");
-  kiln::worklog::Session early;
-  early.kernel = "toy";
-  early.strategy = "exhaustive";
-  early.context_key = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
+  const kiln::worklog::Session early = toy_session(context_key(KeyVersion::xxh3_128, toy.manifest, probe, o), "");
   log.start_session(early);  // before code keys: none recorded
   kiln_test::write_file(kernel_source, "// Two rows a warp, reworded.\nint rows = 2;\n");
-  kiln::worklog::Session later = early;
-  later.context_key = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
-  later.code_key = code_key(toy.manifest, probe, o);
+  const kiln::worklog::Session later =
+      toy_session(context_key(KeyVersion::xxh3_128, toy.manifest, probe, o), code_key(toy.manifest, probe, o));
   REQUIRE(later.context_key != early.context_key);
   log.start_session(later);
 
@@ -257,9 +263,7 @@ TEST_CASE("of two contexts of one code, the tuning continues the one of the newe
   CHECK(chosen.key == later.context_key);
   CHECK(chosen.by_code);
   // A newer session of the early bytes makes that context the newest again.
-  kiln::worklog::Session again = early;
-  again.code_key = code_key(toy.manifest, probe, o);
-  log.start_session(again);
+  log.start_session(toy_session(early.context_key, code_key(toy.manifest, probe, o)));
   const ContextKey back = choose_context_key(log, toy.manifest, probe, o);
   CHECK(back.key == early.context_key);
   CHECK_FALSE(back.by_code);
