@@ -316,16 +316,20 @@ namespace regs_detail {
 
 // The blocks of a persistent kernel (its largest and smallest instances, which take the same
 // resources) resident on the current device at `threads` threads and `bytes` of dynamic shared
-// memory, found once per device into `cache` (which also lets the kernels take that memory).
+// memory, found once per device into `cache` (which also lets the kernels take `opt_in` bytes, at
+// least `bytes`: a kernel launched with two sizes keeps one cache for each, and its largest
+// size must stay allowed whichever cache is filled last).
 inline cudaError_t resident(std::atomic<std::int64_t> (&cache)[cuda_detail::kCachedDevices], const void* largest,
-                            const void* smallest, int threads, int bytes, int* blocks) {
+                            const void* smallest, int threads, int bytes, int* blocks, int opt_in = 0) {
   std::int64_t b = 0;
   const cudaError_t status = cuda_detail::per_device(
       cache,
       [&](int device, std::int64_t* value) {
         cudaError_t s = cudaSuccess;
         for (const void* kernel : {largest, smallest}) {
-          if (s == cudaSuccess) s = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+          if (s == cudaSuccess) {
+            s = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, opt_in > bytes ? opt_in : bytes);
+          }
         }
         int sms = 0, per_sm = 0;
         if (s == cudaSuccess) s = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
@@ -346,15 +350,17 @@ using PersistentKernel = void (*)(const float*, std::int64_t, int, int, int, flo
 
 // Launches `largest` or `smallest` (the two instances of one kernel) on as many blocks of `threads`
 // as are resident (at most rows), with `smem` bytes of dynamic shared memory: the list of k, then
-// the candidate buffer.
+// the candidate buffer; `opt_in`: the largest size the kernel is ever launched with (resident).
 inline cudaError_t launch_persistent(std::atomic<std::int64_t> (&cache)[cuda_detail::kCachedDevices],
                                      PersistentKernel largest, PersistentKernel smallest, int threads, std::size_t smem,
                                      const float* in, std::int64_t rows, std::int64_t n, std::int64_t k,
-                                     bool smallest_mode, float* values, std::int64_t* indices, cudaStream_t stream) {
+                                     bool smallest_mode, float* values, std::int64_t* indices, cudaStream_t stream,
+                                     std::size_t opt_in = 0) {
   const int cap = static_cast<int>((smem - static_cast<std::size_t>(list_length(k)) * 8) / 8);
   int blocks = 0;
-  const cudaError_t status = resident(cache, reinterpret_cast<const void*>(largest),
-                                      reinterpret_cast<const void*>(smallest), threads, static_cast<int>(smem), &blocks);
+  const cudaError_t status =
+      resident(cache, reinterpret_cast<const void*>(largest), reinterpret_cast<const void*>(smallest), threads,
+               static_cast<int>(smem), &blocks, static_cast<int>(opt_in));
   if (status != cudaSuccess) return status;
   const auto grid = static_cast<unsigned>(rows < blocks ? rows : blocks);
   const PersistentKernel kernel = smallest_mode ? smallest : largest;

@@ -41,7 +41,29 @@ inline constexpr int kSampleRun = 32;       // consecutive columns of one sample
 __host__ __device__ constexpr std::size_t sample_dynamic_bytes(int threads) {
   return threads >= 512 ? 98304 : threads >= 256 ? 39936 : 20480;
 }
-__host__ __device__ constexpr int sample_min_blocks(int threads) { return threads >= 512 ? 2 : threads >= 256 ? 4 : 6; }
+// At 128 threads a smaller buffer, for rows expected to leave few candidates, lets 8 blocks share
+// an SM (1024 threads at 64 registers, within the 228 KiB), so that more rows' latency-bound steps
+// (the sample, the selections between barriers) overlap (README, "Where sample spends 1024 x 32768").
+inline constexpr std::size_t kSampleSmallBytes = 11264;
+__host__ __device__ constexpr int sample_min_blocks(int threads) { return threads >= 512 ? 2 : threads >= 256 ? 4 : 8; }
+
+// The candidates a row of n is expected to leave at sampled_threshold's threshold: the rank it takes
+// in its sample scaled to the row (k itself when the sample is the row).
+inline double sample_expected_candidates(int threads, std::int64_t n, std::int64_t k) {
+  const std::int64_t samples = n < 4 * threads ? n : 4 * threads;  // kSamplePerThread x threads
+  if (samples == n) return static_cast<double>(k);
+  const double mean = static_cast<double>(k) * static_cast<double>(samples) / static_cast<double>(n);
+  const double rank = std::ceil(mean + 4.0 * std::sqrt(mean) + 4.0);
+  return rank * static_cast<double>(n) / static_cast<double>(samples);
+}
+
+// The dynamic shared memory of a launch: the small buffer at 128 threads when it holds the list and
+// 2.5 times the expected candidates (a row that overflows it is read again: slower, equally exact).
+inline std::size_t sample_launch_bytes(int threads, std::int64_t n, std::int64_t k) {
+  if (threads != 128) return sample_dynamic_bytes(threads);
+  const double entries = static_cast<double>(list_length(k)) + 2.5 * sample_expected_candidates(threads, n, k) + 64.0;
+  return entries * 8.0 <= static_cast<double>(kSampleSmallBytes) ? kSampleSmallBytes : sample_dynamic_bytes(threads);
+}
 
 namespace sample_detail {
 
@@ -251,10 +273,14 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
 template <class Config>
 cudaError_t launch_sample(const float* in, std::int64_t rows, std::int64_t n, std::int64_t k, bool smallest,
                           float* values, std::int64_t* indices, cudaStream_t stream) {
+  // Resident blocks per device, for each of the two buffer sizes.
   static std::atomic<std::int64_t> cached[cuda_detail::kCachedDevices];
-  return regs_detail::launch_persistent(cached, sample_kernel<Config, false>, sample_kernel<Config, true>,
-                                        Config::THREADS, sample_dynamic_bytes(Config::THREADS), in, rows, n, k,
-                                        smallest, values, indices, stream);
+  static std::atomic<std::int64_t> cached_small[cuda_detail::kCachedDevices];
+  const std::size_t bytes = sample_launch_bytes(Config::THREADS, n, k);
+  return regs_detail::launch_persistent(bytes < sample_dynamic_bytes(Config::THREADS) ? cached_small : cached,
+                                        sample_kernel<Config, false>, sample_kernel<Config, true>, Config::THREADS,
+                                        bytes, in, rows, n, k, smallest, values, indices, stream,
+                                        sample_dynamic_bytes(Config::THREADS));
 }
 
 }  // namespace kiln::topk
