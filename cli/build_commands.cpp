@@ -15,6 +15,7 @@
 #include "manifest.hpp"
 #include "process.hpp"
 #include "record.hpp"
+#include "source_closure.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -31,6 +32,8 @@ struct CaptureArgs {
 struct CompileArgs {
   std::string manifest;
   tuner::CompileOptions options;
+  std::vector<std::string> include_dirs;  // where the sources' includes are found (--depfile)
+  std::string depfile, depfile_target;
 };
 
 struct HeaderArgs {
@@ -44,7 +47,12 @@ struct FamilyHeaderArgs {
 // `kiln compile`: the variants of one kernel, with the template's captured command lines.
 int compile(const CompileArgs& a) {
   tuner::Manifest m = tuner::load_manifest(a.manifest);
-  tuner::CompileSummary s = tuner::compile_variants(m, a.options);
+  // A failed variant is compiled again when any file its sources include changes, named or not.
+  tuner::CompileOptions options = a.options;
+  const std::vector<std::filesystem::path> dirs(a.include_dirs.begin(), a.include_dirs.end());
+  options.sources = tuner::source_closure(a.options.sources, dirs);
+  if (!a.depfile.empty()) tuner::write_depfile(a.depfile, a.depfile_target, options.sources);
+  tuner::CompileSummary s = tuner::compile_variants(m, options);
   for (const auto& v : m.variants) {
     std::filesystem::path rec = a.options.build_records_dir / (v.name + ".json");
     if (!std::filesystem::exists(rec)) continue;
@@ -108,6 +116,16 @@ void add_build_commands(CLI::App& app, int& exit_code) {
   k->add_option("--objects-dir", ko.objects_dir, "where objects and dependency files go")->required();
   k->add_option("--build-records", ko.build_records_dir, "where each variant's build record goes")->required();
   k->add_option("--source", ko.sources, "a kernel source (a failed variant is rebuilt when one changes)");
+  k->add_option("--include-dir", compile_args->include_dirs,
+                "where the sources' includes are found (repeatable): what they include from there, or from beside "
+                "themselves, counts as a source too")
+      ->check(CLI::ExistingDirectory);
+  auto* k_depfile = k->add_option("--depfile", compile_args->depfile,
+                                  "write the sources and what they include as a Make dependency file of "
+                                  "--depfile-target (a build tool's DEPFILE)");
+  auto* k_target = k->add_option("--depfile-target", compile_args->depfile_target, "the target the dependency file names");
+  k_depfile->needs(k_target);
+  k_target->needs(k_depfile);
   k->add_option("--variant", ko.only, "build only this variant (repeatable)");
   k->add_option("--jobs", ko.jobs, "parallel compiles (0: one per processor)")->check(CLI::Range(0, 1024));
   k->callback([compile_args, &exit_code] { exit_code = compile(*compile_args); });

@@ -20,6 +20,7 @@
 #include "replay.hpp"
 #include "replay_table.hpp"
 #include "search.hpp"
+#include "source_closure.hpp"
 #include "tune.hpp"
 #include "verify.hpp"
 
@@ -161,6 +162,19 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
                    "into a node-local worklog; no record or header: kiln merge the shards, then kiln record");
   tune->add_option("--record-copy", *copies, "also write the record here (e.g. the committed records)");
   tune->add_option("--source", *sources, "kernel source whose content keys the measurement cache")->check(CLI::ExistingFile);
+  auto include_dirs = std::make_shared<std::vector<std::string>>();
+  tune->add_option("--include-dir", *include_dirs,
+                   "where the sources' includes are looked for (repeatable): what they include from there, or from "
+                   "beside themselves, keys the cache too")
+      ->check(CLI::ExistingDirectory);
+  auto depfile = std::make_shared<std::string>();
+  auto depfile_target = std::make_shared<std::string>();
+  auto* depfile_opt = tune->add_option("--depfile", *depfile,
+                                       "write the files the context is keyed by (the sources and what they include) as "
+                                       "a Make dependency file of --depfile-target (a build tool's DEPFILE)");
+  auto* depfile_target_opt = tune->add_option("--depfile-target", *depfile_target, "the target the dependency file names");
+  depfile_opt->needs(depfile_target_opt);
+  depfile_target_opt->needs(depfile_opt);
   tune->add_option("--flags-file", *flags, "file describing compiler and flags")->check(CLI::ExistingFile);
   auto strategy_assignments = std::make_shared<std::vector<std::string>>();
   auto budget = std::make_shared<std::string>();
@@ -273,9 +287,12 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
     }
     for (const auto& c : *copies) t->record_copies.emplace_back(c);
     for (const auto& s : *sources) t->sources.emplace_back(s);
+    for (const auto& d : *include_dirs) t->include_dirs.emplace_back(std::filesystem::absolute(d));
+    if (!depfile->empty()) tuner::write_depfile(*depfile, *depfile_target, tuner::source_closure(t->sources, t->include_dirs));
     if (!on_demand->compile_command.empty()) {
       t->compile_on_demand = *on_demand;
-      t->compile_on_demand->sources = t->sources;  // a failed variant is compiled again when one changes
+      // A failed variant is compiled again when one changes, or a file they include.
+      t->compile_on_demand->sources = tuner::source_closure(t->sources, t->include_dirs);
     }
     if (!flags->empty()) t->flags_file = *flags;
     if (*timeout) {

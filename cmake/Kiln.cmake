@@ -4,7 +4,9 @@
 #   kiln_add_kernel(<kernel>
 #     SPACE <space.json>                  # the parameter space (generator/README.md)
 #     [SOURCES <files...>]                # kernel sources the variants include: their content keys
-#                                         # the worklog's cache and triggers rebuilds
+#                                         # the worklog's cache and triggers rebuilds (what they
+#                                         # include from their folders or INCLUDE_DIRECTORIES keys
+#                                         # the cache too, named or not)
 #     [INCLUDE_DIRECTORIES <dirs...>]     # default: the space file's directory
 #     [LINK_LIBRARIES <targets...>]       # linked into every variant and into LIBRARY
 #     [COMPILE_OPTIONS <options...>]      # for the variants and the API sources
@@ -355,6 +357,14 @@ architectures ${architectures}
     foreach(s IN LISTS sources)
       list(APPEND source_args --source "${s}")
     endforeach()
+    # Where the sources' includes are found: the headers they include from there key the
+    # measurements too, named in SOURCES or not, and the compile and tune steps name them in their
+    # dependency files (DEPFILE), so that an edit of one runs those steps again.
+    set(include_args)
+    foreach(d IN LISTS include_dirs)
+      get_filename_component(d "${d}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+      list(APPEND include_args --include-dir "${d}")
+    endforeach()
     set(captured "${dir}/capture/compile.json" "${dir}/capture/link.json")
     set(compile_args --compile-command "${dir}/capture/compile.json" --link-command "${dir}/capture/link.json"
                      --template-source "${template_source}" --objects-dir "${dir}/objects")
@@ -364,8 +374,10 @@ architectures ${architectures}
       OUTPUT "${dir}/compile.stamp"
       COMMAND Kiln::kiln compile --manifest "${manifest}" ${compile_args}
               --variants-dir "${dir}/bin" --build-records "${dir}/builds" --jobs "${KILN_COMPILE_JOBS}" ${source_args}
+              ${include_args} --depfile "${dir}/compile.d" --depfile-target "${dir}/compile.stamp"
       COMMAND "${CMAKE_COMMAND}" -E touch "${dir}/compile.stamp"
       DEPENDS ${template} ${captured} "${dir}/generate.stamp" "${manifest}" ${sources} Kiln::kiln
+      DEPFILE "${dir}/compile.d"
       JOB_POOL kiln_compile
       COMMENT "Compiling the variants of ${kernel}"
       VERBATIM)
@@ -418,10 +430,12 @@ architectures ${architectures}
       COMMAND "${CMAKE_COMMAND}" -E env CUDA_DEVICE_ORDER=PCI_BUS_ID $<TARGET_FILE:Kiln::kiln> tune --manifest "${manifest}" --variants-dir "${dir}/bin"
               --build-records "${dir}/builds" --worklog "${KILN_WORKLOG}" --device "${device_file}"
               --probe "$<TARGET_FILE:${probe}>" --record-out "${dir}/${kernel}.record.json" --header-out "${header}"
-              --flags-file "${dir}/compiler.txt" ${source_args} ${record_copy} ${tune_compile_args}
+              --flags-file "${dir}/compiler.txt" ${source_args} ${include_args} ${record_copy} ${tune_compile_args}
+              --depfile "${dir}/tune.d" --depfile-target "${dir}/tune.stamp"
               ${strategy_args} --repetitions "${KILN_REPETITIONS}" ${KILN_TUNE_ARGS}
       COMMAND "${CMAKE_COMMAND}" -E touch "${dir}/tune.stamp"
       DEPENDS ${tune_compile_deps} ${probe} "${manifest}" "${dir}/compiler.txt" ${sources} Kiln::kiln
+      DEPFILE "${dir}/tune.d"
       COMMENT "Tuning ${kernel} on ${device_name}"
       USES_TERMINAL
       VERBATIM)

@@ -16,6 +16,7 @@
 #include "measuring_pool.hpp"
 #include "numbers.hpp"
 #include "process.hpp"
+#include "source_closure.hpp"
 #include "version.hpp"
 
 namespace kiln::tuner {
@@ -107,15 +108,16 @@ void hold_clocks(Tuning& t, bool lock, std::ostream& out) {
 
 namespace {
 
-// The sources as a key reads them: each file's name and bytes, and its code_text when it is C,
-// C++ or CUDA (read once for the keys a tuning compares).
+// The sources as a key reads them (the listed ones and what they include from the kernel's
+// folders, source_closure.hpp): each file's name and bytes, and its code_text when it is C, C++ or
+// CUDA (read once for the keys a tuning compares).
 struct SourceText {
   std::string name, bytes, code;
 };
 
 std::vector<SourceText> read_sources(const TuneOptions& o) {
   std::vector<SourceText> texts;
-  for (const auto& source : o.sources) {
+  for (const auto& source : source_closure(o.sources, o.include_dirs)) {
     SourceText t{source.filename().string(), read_text(source), ""};
     t.code = is_c_family_source(source) ? code_text(t.bytes) : t.bytes;
     texts.push_back(std::move(t));

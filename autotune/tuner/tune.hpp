@@ -28,6 +28,8 @@ struct TuneOptions {
   std::filesystem::path header_out;
   std::vector<std::filesystem::path> record_copies;  // e.g. presets/records/<device>/ in the source tree
   std::vector<std::filesystem::path> sources;        // kernel sources: their content keys the cache
+  // Where the sources' includes are looked for: what they include from there keys the cache too.
+  std::vector<std::filesystem::path> include_dirs;
   std::optional<std::filesystem::path> flags_file;   // compiler and flags: their content keys the cache
   std::string strategy = "exhaustive";  // a registered search strategy (search.hpp)
   // false: `strategy` is the default, and the space's own search (tuning.search and its budget)

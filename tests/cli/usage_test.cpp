@@ -43,6 +43,13 @@ TEST_CASE("usage errors exit 2 with one message naming the wrong word", "[cli]")
       {{"tune", "--budget", "-1"}, "--budget: '-1'"},
       {{"tune", "--seed", "-5"}, "--seed: '-5'"},
       {{"tune", "--repetitions", "0"}, "--repetitions"},
+      {{"tune", "--manifest", kFile, "--variants-dir", out, "--build-records", out, "--worklog", (tmp / "w.sqlite").string(),
+        "--device", kFile, "--probe", kFile, "--depfile", (tmp / "tune.d").string()},
+       "--depfile requires --depfile-target"},
+      {{"tune", "--include-dir", (tmp / "no-such-dir").string()}, "--include-dir"},
+      {{"compile", "--manifest", kFile, "--compile-command", kFile, "--link-command", kFile, "--template-source", kFile,
+        "--variants-dir", out, "--objects-dir", out, "--build-records", out, "--depfile-target", (tmp / "stamp").string()},
+       "--depfile-target requires --depfile"},
       {{"replay", "--worklog", kFile, "--manifest", kFile, "--seed", "18446744073709551616"}, "--seed"},
       {{"replay", "--worklog", kFile, "--manifest", kFile, "--table", "--budget", "5"}, "--budget excludes --table"},
       {{"replay", "--worklog", kFile, "--manifest", kFile, "--table", "--fractions", "0.1,0"},
@@ -89,6 +96,7 @@ TEST_CASE("usage errors exit 2 with one message naming the wrong word", "[cli]")
   // Nothing was created by any of them.
   CHECK_FALSE(std::filesystem::exists(tmp / "out"));
   CHECK_FALSE(std::filesystem::exists(tmp / "w.sqlite"));
+  CHECK_FALSE(std::filesystem::exists(tmp / "tune.d"));
 }
 
 TEST_CASE("help and version still exit 0", "[cli]") {

@@ -9,7 +9,9 @@ cmake_minimum_required(VERSION 3.25)
 #     7.5 % of the variants (it compiles what the search proposes, in one parallel batch), and a
 #     record comes out;
 #  2. a fresh build directory tuning from the same worklog compiles no variant and measures none,
-#     and neither does one whose kernel header differs in comments and whitespace only;
+#     and neither does one whose kernel header differs in comments and whitespace only; a header
+#     the kernel includes and its SOURCES do not name keys the measurements and, edited, runs the
+#     tune step again;
 #  3. another search (another seed and budget) in that worklog chooses from all it holds.
 # (kiln_compile, which compiles every variant without tuning, is tested by launcher.cmake.)
 include("${CMAKE_CURRENT_LIST_DIR}/run_step.cmake")
@@ -128,6 +130,38 @@ kiln_expect("${edited}" "50 evaluated, 50 passed, 0 wrong, 0 failed to build or 
             "no measurement after a comment edit")
 message(STATUS "compile on demand: a comment edit in the kernel's header measured nothing again")
 
+
+# 2c. A header the kernel's header includes and its SOURCES do not name keys the measurements and
+# runs the build's tune step again when edited (topk_cuda's build named 8 of its 11 headers, and
+# a tuning after an edit of an unnamed one continued the old code's context). A budget of 3 keeps
+# the two new contexts small.
+file(REMOVE_RECURSE "${WORK}/split_project")
+file(COPY "${project}/" DESTINATION "${WORK}/split_project")
+file(READ "${WORK}/split_project/sum_squares.hpp" kernel_text)
+string(REPLACE "#include \"kiln/workload.hpp\"" "#include \"kiln/workload.hpp\"\n#include \"detail/passes.hpp\""
+       kernel_text "${kernel_text}")
+string(REPLACE "  double total = 0;" "  double total = large::detail::kStart;" kernel_text "${kernel_text}")
+file(WRITE "${WORK}/split_project/sum_squares.hpp" "${kernel_text}")
+file(WRITE "${WORK}/split_project/detail/passes.hpp"
+     "#pragma once\nnamespace large::detail {\ninline constexpr double kStart = 0;\n}  // namespace large::detail\n")
+set(split_args -DKILN_BUDGET=3)
+kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${WORK}/split_project" -B "${WORK}/split" ${common} ${split_args})
+kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${WORK}/split" OUTPUT_VARIABLE split)
+kiln_expect("${split}" "3 evaluated, 3 passed, 0 wrong, 0 failed to build or run; 3 measured now" "a new context for the new code")
+# A comment in the unnamed header: the tune step runs again (its dependency file names the header)
+# and continues the context by its code, measuring nothing.
+file(APPEND "${WORK}/split_project/detail/passes.hpp" "// the sum starts from zero\n")
+kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${WORK}/split" OUTPUT_VARIABLE split_comment)
+kiln_expect("${split_comment}" "Tuning sum_squares" "the tune step run again after an edit of an unnamed header")
+kiln_expect("${split_comment}" "in comments and whitespace only: its measurements stand" "the context continued by its code")
+kiln_expect("${split_comment}" "0 measured now" "nothing measured after a comment edit")
+# Its code: a new context, measured afresh.
+file(WRITE "${WORK}/split_project/detail/passes.hpp"
+     "#pragma once\nnamespace large::detail {\ninline constexpr double kStart = 0.0 * 1;\n}  // namespace large::detail\n")
+kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${WORK}/split" OUTPUT_VARIABLE split_code)
+kiln_expect("${split_code}" "Tuning sum_squares" "the tune step run again after a code edit of an unnamed header")
+kiln_expect("${split_code}" "3 measured now" "a new context after a code edit of an unnamed header")
+message(STATUS "compile on demand: a header the sources include and do not name keys the measurements and reruns the tune step")
 
 # 3. Another search in the same worklog (another seed, a budget of 5): it measures its own few and
 # chooses from everything the context holds, the first run's 50 too, as kiln record would.

@@ -8,9 +8,11 @@
 #include "kiln_catch.hpp"
 #include "open_tuning.hpp"
 #include "shard.hpp"
+#include "source_closure.hpp"
 #include "tuner_fixture.hpp"
 
 using namespace kiln::tuner;
+namespace fs = std::filesystem;
 using kiln_test::ContainsSubstring;
 
 namespace {
@@ -101,6 +103,72 @@ TEST_CASE("a CPU's instruction-set extensions are part of its context") {
   CHECK(wide != narrow);
   CHECK(wide != without);
   CHECK(narrow == context_key(KeyVersion::xxh3_128, toy.manifest, probe, o));
+}
+
+// topk_cuda's build named 8 of the 11 headers its variants include; an edit of an unnamed one
+// (the sample kernel, 2026-11-30) left the context key as it was, and the tuning continued it.
+TEST_CASE("the headers the sources include from their folders key the context, named or not") {
+  kiln_test::GeneratedToy toy;
+  const fs::path src = toy.dir / "kernel", inc = toy.dir / "include";
+  fs::create_directories(src / "detail");
+  fs::create_directories(inc / "lib");
+  kiln_test::write_file(src / "toy.cuh",
+                        "#include <vector>\n#include \"kiln/variant.hpp\"\n#include \"detail/step.cuh\"\n"
+                        "// #include \"commented.cuh\"\n#include <lib/api.hpp>\n#include \"toy_check.hpp\"\n");
+  kiln_test::write_file(src / "detail/step.cuh", "#pragma once\n#include \"../toy_check.hpp\"\n#include \"tile.cuh\"\n");
+  kiln_test::write_file(src / "detail/tile.cuh", "constexpr int kTile = 8;\n");
+  kiln_test::write_file(src / "toy_check.hpp", "#pragma once\n");
+  kiln_test::write_file(src / "commented.cuh", "int commented;\n");
+  kiln_test::write_file(inc / "lib/api.hpp", "#pragma once\n#include \"lib/impl.hpp\"\n");
+  kiln_test::write_file(inc / "lib/impl.hpp", "int impl;\n");
+
+  // Beside the including file first, then the include directories; what neither holds (the
+  // system's, Kiln's own) and what a comment holds are left out; each file once, in the order met.
+  using Paths = std::vector<fs::path>;
+  CHECK(source_closure({src / "toy.cuh"}, {}) ==
+        Paths{src / "toy.cuh", src / "detail/step.cuh", src / "toy_check.hpp", src / "detail/tile.cuh"});
+  CHECK(source_closure({src / "toy.cuh"}, {inc}) == Paths{src / "toy.cuh", src / "detail/step.cuh", inc / "lib/api.hpp",
+                                                         src / "toy_check.hpp", src / "detail/tile.cuh", inc / "lib/impl.hpp"});
+  // A list that names everything already is the list: the keys of such contexts do not move.
+  const Paths complete{src / "toy.cuh", src / "detail/step.cuh", src / "toy_check.hpp", src / "detail/tile.cuh"};
+  CHECK(source_closure(complete, {}) == complete);
+
+  TuneOptions o;
+  o.sources = {src / "toy.cuh"};
+  const DeviceInfo probe = epyc_probe();
+  const std::string partial = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
+  o.sources = complete;
+  CHECK(context_key(KeyVersion::xxh3_128, toy.manifest, probe, o) == partial);
+  // An edit of a header no one named is a new context, and so is one of an include directory's.
+  o.sources = {src / "toy.cuh"};
+  kiln_test::write_file(src / "detail/tile.cuh", "constexpr int kTile = 16;\n");
+  const std::string edited = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
+  CHECK(edited != partial);
+  o.include_dirs = {inc};
+  const std::string with_lib = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
+  CHECK(with_lib != edited);
+  kiln_test::write_file(inc / "lib/impl.hpp", "int impl = 1;\n");
+  const std::string impl_edited = context_key(KeyVersion::xxh3_128, toy.manifest, probe, o);
+  CHECK(impl_edited != with_lib);
+  // A commented include is no dependency: its file's bytes do not count.
+  kiln_test::write_file(src / "commented.cuh", "int commented = 2;\n");
+  CHECK(context_key(KeyVersion::xxh3_128, toy.manifest, probe, o) == impl_edited);
+}
+
+// The compile and tune steps' DEPFILE: what the build runs those steps again for.
+TEST_CASE("the dependency file names the target and every keyed source, escaped for Make") {
+  kiln_test::TempDir tmp("kiln-depfile");
+  fs::create_directories(tmp / "a dir");
+  kiln_test::write_file(tmp / "a dir/k#1.hpp", "#include \"inc$.hpp\"\n");
+  kiln_test::write_file(tmp / "a dir/inc$.hpp", "int x;\n");
+  const fs::path depfile = tmp / "out/tune.d";
+  write_depfile(depfile, tmp / "tune.stamp", source_closure({tmp / "a dir/k#1.hpp"}, {}));
+  const std::string dir = (tmp / "a dir").string();
+  std::string escaped;
+  for (char c : dir) escaped += c == ' ' ? std::string("\\ ") : std::string(1, c);
+  CHECK(kiln_test::read_file(depfile) == (tmp / "tune.stamp").string() + ": \\\n  " + escaped + "/k\\#1.hpp \\\n  " +
+                                             escaped + "/inc$$.hpp\n");
+  CHECK_FALSE(fs::exists(tmp / "out/tune.d.partial"));
 }
 
 TEST_CASE("the shard option i/N is read strictly") {
