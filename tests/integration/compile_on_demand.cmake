@@ -149,13 +149,17 @@ kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${WORK}/split_project" -B "${WORK}/split
 kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${WORK}/split" OUTPUT_VARIABLE split)
 kiln_expect("${split}" "3 evaluated, 3 passed, 0 wrong, 0 failed to build or run; 3 measured now" "a new context for the new code")
 # A comment in the unnamed header: the tune step runs again (its dependency file names the header)
-# and continues the context by its code, measuring nothing.
+# and continues the context by its code, measuring nothing. Each edit waits a second first: a file
+# written in the same tick of the file system's clock as the last step's stamp is not newer to the
+# build tool.
+execute_process(COMMAND "${CMAKE_COMMAND}" -E sleep 1)
 file(APPEND "${WORK}/split_project/detail/passes.hpp" "// the sum starts from zero\n")
 kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${WORK}/split" OUTPUT_VARIABLE split_comment)
 kiln_expect("${split_comment}" "Tuning sum_squares" "the tune step run again after an edit of an unnamed header")
 kiln_expect("${split_comment}" "in comments and whitespace only: its measurements stand" "the context continued by its code")
 kiln_expect("${split_comment}" "0 measured now" "nothing measured after a comment edit")
 # Its code: a new context, measured afresh.
+execute_process(COMMAND "${CMAKE_COMMAND}" -E sleep 1)
 file(WRITE "${WORK}/split_project/detail/passes.hpp"
      "#pragma once\nnamespace large::detail {\ninline constexpr double kStart = 0.0 * 1;\n}  // namespace large::detail\n")
 kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${WORK}/split" OUTPUT_VARIABLE split_code)
