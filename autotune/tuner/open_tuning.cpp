@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <csignal>
 #include <optional>
+#include <set>
 #include <ostream>
 #include <thread>
 #include <vector>
@@ -238,7 +239,22 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
     out << "kiln: " << m.kernel << ": the sources differ from those of context " << ctx_key
         << " in comments and whitespace only: its measurements stand\n";
   }
-  if (!context_device(*t->log, m.kernel, ctx_key)) t->probed = probe_matching(spec, o.probe, first_gpu);
+  if (!context_device(*t->log, m.kernel, ctx_key)) {
+    t->probed = probe_matching(spec, o.probe, first_gpu);
+    // Say when the worklog's earlier measurements of the kernel do not count here, and how many
+    // files the sources' key read: a forgotten header, an edit or another compiler all look alike
+    // from the outside, as a tuning that measures everything again.
+    std::set<std::string> earlier;
+    for (const auto& s : t->log->sessions()) {
+      if (s.kernel == m.kernel) earlier.insert(s.context_key);
+    }
+    if (!earlier.empty()) {
+      out << "kiln: " << m.kernel << ": a new context " << ctx_key << " (" << source_closure(o.sources, o.include_dirs).size()
+          << " source files keyed): the sources, compiler, flags, device or Kiln differ from the " << earlier.size()
+          << " context" << (earlier.size() == 1 ? "" : "s") << " of " << m.kernel
+          << " the worklog holds, so every variant is measured afresh\n";
+    }
+  }
   t->context = context_rates(*t->log, m, spec, ctx_key, t->probed);
 
   t->seed = o.seed != 0 ? o.seed : static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());

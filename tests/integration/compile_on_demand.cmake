@@ -148,6 +148,8 @@ set(split_args -DKILN_BUDGET=3)
 kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${WORK}/split_project" -B "${WORK}/split" ${common} ${split_args})
 kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${WORK}/split" OUTPUT_VARIABLE split)
 kiln_expect("${split}" "3 evaluated, 3 passed, 0 wrong, 0 failed to build or run; 3 measured now" "a new context for the new code")
+kiln_expect("${split}" "sum_squares: a new context [0-9a-f]+ \\(2 source files keyed\\): [^\n]* the worklog holds, so every variant is measured afresh"
+            "the new context said, with the unnamed header keyed")
 # A comment in the unnamed header: the tune step runs again (its dependency file names the header)
 # and continues the context by its code, measuring nothing. Each edit waits a second first: a file
 # written in the same tick of the file system's clock as the last step's stamp is not newer to the
@@ -165,6 +167,7 @@ file(WRITE "${WORK}/split_project/detail/passes.hpp"
 kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${WORK}/split" OUTPUT_VARIABLE split_code)
 kiln_expect("${split_code}" "Tuning sum_squares" "the tune step run again after a code edit of an unnamed header")
 kiln_expect("${split_code}" "3 measured now" "a new context after a code edit of an unnamed header")
+kiln_expect("${split_code}" "sum_squares: a new context [0-9a-f]+ \\(2 source files keyed\\)" "the new context said")
 message(STATUS "compile on demand: a header the sources include and do not name keys the measurements and reruns the tune step")
 
 # 3. Another search in the same worklog (another seed, a budget of 5): it measures its own few and
