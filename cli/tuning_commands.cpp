@@ -288,11 +288,13 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
     for (const auto& c : *copies) t->record_copies.emplace_back(c);
     for (const auto& s : *sources) t->sources.emplace_back(s);
     for (const auto& d : *include_dirs) t->include_dirs.emplace_back(std::filesystem::absolute(d));
-    if (!depfile->empty()) tuner::write_depfile(*depfile, *depfile_target, tuner::source_closure(t->sources, t->include_dirs));
+    // The files the context is keyed by: the build's dependencies of this step, and what a failed
+    // variant is compiled again for when one changes.
+    const std::vector<std::filesystem::path> keyed = tuner::source_closure(t->sources, t->include_dirs);
+    if (!depfile->empty()) tuner::write_depfile(*depfile, *depfile_target, keyed);
     if (!on_demand->compile_command.empty()) {
       t->compile_on_demand = *on_demand;
-      // A failed variant is compiled again when one changes, or a file they include.
-      t->compile_on_demand->sources = tuner::source_closure(t->sources, t->include_dirs);
+      t->compile_on_demand->sources = keyed;
     }
     if (!flags->empty()) t->flags_file = *flags;
     if (*timeout) {

@@ -360,10 +360,17 @@ architectures ${architectures}
     # Where the sources' includes are found: the headers they include from there key the
     # measurements too, named in SOURCES or not, and the compile and tune steps name them in their
     # dependency files (DEPFILE), so that an edit of one runs those steps again.
+    # Generator expressions and directories that do not exist yet (generated at build time) are
+    # left to the compiler: the compiler skips a missing directory, and `kiln tune` would refuse it.
     set(include_args)
     foreach(d IN LISTS include_dirs)
+      if(d MATCHES "\\$<")
+        continue()
+      endif()
       get_filename_component(d "${d}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-      list(APPEND include_args --include-dir "${d}")
+      if(IS_DIRECTORY "${d}")
+        list(APPEND include_args --include-dir "${d}")
+      endif()
     endforeach()
     set(captured "${dir}/capture/compile.json" "${dir}/capture/link.json")
     set(compile_args --compile-command "${dir}/capture/compile.json" --link-command "${dir}/capture/link.json"

@@ -116,7 +116,8 @@ TEST_CASE("the headers the sources include from their folders key the context, n
                         "#include <vector>\n#include \"kiln/variant.hpp\"\n#include \"detail/step.cuh\"\n"
                         "// #include \"commented.cuh\"\n#include <lib/api.hpp>\n#include \"toy_check.hpp\"\n");
   kiln_test::write_file(src / "detail/step.cuh", "#pragma once\n#include \"../toy_check.hpp\"\n#include \"tile.cuh\"\n");
-  kiln_test::write_file(src / "detail/tile.cuh", "constexpr int kTile = 8;\n");
+  // An include cycle (tile includes step, which includes tile) ends.
+  kiln_test::write_file(src / "detail/tile.cuh", "#include \"step.cuh\"\nconstexpr int kTile = 8;\n");
   kiln_test::write_file(src / "toy_check.hpp", "#pragma once\n");
   kiln_test::write_file(src / "commented.cuh", "int commented;\n");
   kiln_test::write_file(inc / "lib/api.hpp", "#pragma once\n#include \"lib/impl.hpp\"\n");
