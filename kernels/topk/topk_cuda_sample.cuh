@@ -170,12 +170,8 @@ __device__ __forceinline__ unsigned load_step(const float4* x4, int u0, int end,
 }  // namespace sample_detail
 
 // Block b takes rows b, b + gridDim.x, ... Dynamic shared memory: list_length(k) entries of the
-// list, then `cap` entries of the candidate buffer. SMALL_BUFFER only names a second instance for
-// the launches with kSampleSmallBytes (the code is the same): a kernel's dynamic shared-memory
-// limit is a property of the function, and one limit for both sizes (the larger) cost the small
-// launches a third of their speed when replayed from a CUDA graph (1024 x 32768, k 16: 71.4 us
-// against 51-52 us from a stream, H200), as if fewer of its blocks were resident.
-template <class Config, bool SMALLEST, bool SMALL_BUFFER = false>
+// list, then `cap` entries of the candidate buffer.
+template <class Config, bool SMALLEST>
 __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THREADS))
     sample_kernel(const float* in, std::int64_t rows, int n, int k, int cap, float* values, std::int64_t* indices) {
   namespace d = regs_detail;
@@ -277,19 +273,14 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
 template <class Config>
 cudaError_t launch_sample(const float* in, std::int64_t rows, std::int64_t n, std::int64_t k, bool smallest,
                           float* values, std::int64_t* indices, cudaStream_t stream) {
-  // Resident blocks per device, for each of the two buffer sizes (each its own kernel instance).
+  // Resident blocks per device, for each of the two buffer sizes.
   static std::atomic<std::int64_t> cached[cuda_detail::kCachedDevices];
   static std::atomic<std::int64_t> cached_small[cuda_detail::kCachedDevices];
   const std::size_t bytes = sample_launch_bytes(Config::THREADS, n, k);
-  if constexpr (Config::THREADS == 128) {  // the only block size with a small buffer
-    if (bytes < sample_dynamic_bytes(Config::THREADS)) {
-      return regs_detail::launch_persistent(cached_small, sample_kernel<Config, false, true>,
-                                            sample_kernel<Config, true, true>, Config::THREADS, bytes, in, rows, n, k,
-                                            smallest, values, indices, stream);
-    }
-  }
-  return regs_detail::launch_persistent(cached, sample_kernel<Config, false>, sample_kernel<Config, true>, Config::THREADS,
-                                        bytes, in, rows, n, k, smallest, values, indices, stream);
+  return regs_detail::launch_persistent(bytes < sample_dynamic_bytes(Config::THREADS) ? cached_small : cached,
+                                        sample_kernel<Config, false>, sample_kernel<Config, true>, Config::THREADS,
+                                        bytes, in, rows, n, k, smallest, values, indices, stream,
+                                        sample_dynamic_bytes(Config::THREADS));
 }
 
 }  // namespace kiln::topk
