@@ -293,39 +293,53 @@ const std::map<std::string, ScanRunner>& scan_runners() {
 }
 
 // Elem: the host element (float, or std::uint16_t bf16 bits); DevT: the kernel's element type.
+// in and out start in_shift and out_shift elements into their allocations; out has one element
+// more after the matrix, and every element out of the matrix must keep its poison (guards_intact).
 template <class Config, class Elem, class DevT>
-kiln::CheckResult run_softmax_phase(const kiln::softmax::Shape& s, std::uint64_t seed) {
+kiln::CheckResult run_softmax_phase(const kiln::softmax::Shape& s, std::uint64_t seed, int in_shift, int out_shift,
+                                    bool* guards_intact) {
   const auto count = static_cast<std::size_t>(s.rows * s.cols);
   kiln::Rng rng(seed);
-  std::vector<Elem> in_host(count + 1);  // element 0 is the offset
+  std::vector<Elem> in_host(count + in_shift);  // elements before in_shift are the offset
   for (std::int64_t r = 0; r < s.rows; ++r) {
     const float offset = rng.uniform(kiln::softmax::kRowOffsetLo, kiln::softmax::kRowOffsetHi);
     for (std::int64_t c = 0; c < s.cols; ++c) {
       const float v = offset + rng.uniform(kiln::softmax::kLogitLo, kiln::softmax::kLogitHi);
       if constexpr (std::is_same_v<Elem, float>) {
-        in_host[1 + r * s.cols + c] = v;
+        in_host[in_shift + r * s.cols + c] = v;
       } else {
-        in_host[1 + r * s.cols + c] = kiln::bf16_from_float(v);
+        in_host[in_shift + r * s.cols + c] = kiln::bf16_from_float(v);
       }
     }
   }
   kiln::cuda::DeviceBuffer<Elem> in(in_host);
-  kiln::cuda::DeviceBuffer<Elem> out(count + 2);
+  kiln::cuda::DeviceBuffer<Elem> out(count + out_shift + 1);
   if constexpr (std::is_same_v<Elem, float>) {
     out.fill(kiln::float_of_bits(kiln::poison::f32));
   } else {
     out.fill(kiln::poison::bf16);
   }
   enqueue(Mode::stream, [&](cudaStream_t stream) {
-    KILN_CUDA_CHECK(kiln::softmax::launch<Config>(reinterpret_cast<const DevT*>(in.get()) + 1,
-                                                  reinterpret_cast<DevT*>(out.get()) + 2, s.rows, s.cols, stream));
+    KILN_CUDA_CHECK(kiln::softmax::launch<Config>(reinterpret_cast<const DevT*>(in.get()) + in_shift,
+                                                  reinterpret_cast<DevT*>(out.get()) + out_shift, s.rows, s.cols, stream));
   });
   const std::vector<Elem> out_host = out.download();
+  if (guards_intact != nullptr) {
+    auto poisoned = [](Elem e) {
+      if constexpr (std::is_same_v<Elem, float>) {
+        return kiln::bits_of(e) == kiln::poison::f32;
+      } else {
+        return e == kiln::poison::bf16;
+      }
+    };
+    *guards_intact = poisoned(out_host[out_shift + count]);
+    for (int i = 0; i < out_shift; ++i) *guards_intact = *guards_intact && poisoned(out_host[i]);
+  }
   std::vector<std::int64_t> all(static_cast<std::size_t>(s.rows));
   for (std::int64_t r = 0; r < s.rows; ++r) all[r] = r;
-  return kiln::softmax::compare_rows(out_host.data() + 2, s, all, [&](std::int64_t r, float* x) {
+  return kiln::softmax::compare_rows(out_host.data() + out_shift, s, all, [&](std::int64_t r, float* x) {
     for (std::int64_t c = 0; c < s.cols; ++c) {
-      const Elem e = in_host[1 + r * s.cols + c];
+      const Elem e = in_host[in_shift + r * s.cols + c];
       if constexpr (std::is_same_v<Elem, float>) {
         x[c] = e;
       } else {
@@ -336,14 +350,15 @@ kiln::CheckResult run_softmax_phase(const kiln::softmax::Shape& s, std::uint64_t
 }
 
 template <class Config>
-kiln::CheckResult run_softmax_phase_any(const kiln::Problem& p, std::uint64_t seed) {
+kiln::CheckResult run_softmax_phase_any(const kiln::Problem& p, std::uint64_t seed, int in_shift, int out_shift,
+                                        bool* guards_intact) {
   const kiln::softmax::Shape s = kiln::softmax::shape_of(p);
-  if (s.bf16) return run_softmax_phase<Config, std::uint16_t, __nv_bfloat16>(s, seed);
-  return run_softmax_phase<Config, float, float>(s, seed);
+  if (s.bf16) return run_softmax_phase<Config, std::uint16_t, __nv_bfloat16>(s, seed, in_shift, out_shift, guards_intact);
+  return run_softmax_phase<Config, float, float>(s, seed, in_shift, out_shift, guards_intact);
 }
 
 using Runner = std::vector<kiln::CheckResult> (*)(const kiln::Problem&, std::uint64_t, const Case&);
-using PhaseRunner = kiln::CheckResult (*)(const kiln::Problem&, std::uint64_t);
+using PhaseRunner = kiln::CheckResult (*)(const kiln::Problem&, std::uint64_t, int, int, bool*);
 
 struct SoftmaxRunners {
   Runner workload;
@@ -471,7 +486,12 @@ std::vector<kiln::CheckResult> softmax_case(const std::string& config, std::int6
 
 kiln::CheckResult softmax_phase_case(const std::string& config, std::int64_t rows, std::int64_t cols,
                                      const std::string& dtype, std::uint64_t seed) {
-  return find_runner(softmax_runners(), config).phase(softmax_problem(rows, cols, dtype), seed);
+  return find_runner(softmax_runners(), config).phase(softmax_problem(rows, cols, dtype), seed, 1, 2, nullptr);
+}
+
+kiln::CheckResult softmax_shifted_case(const std::string& config, std::int64_t rows, std::int64_t cols,
+                                       const std::string& dtype, std::uint64_t seed, bool* guards_intact) {
+  return find_runner(softmax_runners(), config).phase(softmax_problem(rows, cols, dtype), seed, 1, 1, guards_intact);
 }
 
 std::vector<std::string> selective_scan_configs() { return names_of(scan_runners()); }

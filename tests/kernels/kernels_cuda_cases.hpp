@@ -39,6 +39,11 @@ std::vector<kiln::CheckResult> softmax_case(const std::string& config, std::int6
 // all rows are compared with the fp64 reference.
 kiln::CheckResult softmax_phase_case(const std::string& config, std::int64_t rows, std::int64_t cols,
                                      const std::string& dtype, std::uint64_t seed);
+// The same with in and out both one element into their allocations (the same alignment phase, so
+// the vector paths, with the matrix starting and ending off a vector boundary); guards_intact
+// tells whether the elements before and after the output matrix kept their poison.
+kiln::CheckResult softmax_shifted_case(const std::string& config, std::int64_t rows, std::int64_t cols,
+                                       const std::string& dtype, std::uint64_t seed, bool* guards_intact);
 
 // The selective scan: `options` is a mask of the optional parts (1 z, 2 D, 4 delta_bias,
 // 8 softplus, 16 final state; 31 all, the tuned workload's). The case's element and tamper apply to y.

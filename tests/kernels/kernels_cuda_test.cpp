@@ -85,6 +85,25 @@ TEST_CASE("softmax cuda: in and out of different alignment phase", "[softmax][cu
   }
 }
 
+TEST_CASE("softmax cuda: in and out one element into their allocations, nothing written outside", "[softmax][cuda]") {
+  require_device();
+  for (const std::string& config : cc::softmax_configs()) {
+    for (const std::string dtype : {"fp32", "bf16"}) {
+      // 1 and 3: several rows share the first and last vectors; 1001, 2361: one row does; 1024: rows
+      // aligned to each other, not to the vectors.
+      for (std::int64_t cols : {1, 3, 37, 1001, 1024, 2361}) {
+        INFO(config << " cols=" << cols << " dtype=" << dtype);
+        const std::int64_t rows = 9;
+        bool guards = false;
+        const kiln::CheckResult r = cc::softmax_shifted_case(config, rows, cols, dtype, 5 + cols, &guards);
+        require_pass(r, static_cast<std::uint64_t>(rows * cols), dtype);
+        CHECK(r.compared == r.elements);
+        CHECK(guards);
+      }
+    }
+  }
+}
+
 TEST_CASE("softmax cuda: large problems from a captured graph, sampled rows", "[softmax][cuda]") {
   require_device();
   const std::int64_t rows = 2048, cols = 8192;  // 16M elements: the check samples rows
