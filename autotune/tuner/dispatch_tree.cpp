@@ -1,5 +1,7 @@
 #include "dispatch_tree.hpp"
 
+#include "kiln/model/json_reader.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -304,32 +306,43 @@ nlohmann::ordered_json node_json(const DispatchTree& tree, std::size_t i) {
   return j;
 }
 
-int node_from_json(const nlohmann::ordered_json& j, DispatchTree& tree, std::size_t depth) {
-  if (depth > 64) throw std::runtime_error("dispatch tree nested deeper than 64 levels");
+// A node of a record's tree; a wrong field is one error naming its JSON pointer.
+int node_from_node(const model::JsonNode& j, DispatchTree& tree, std::size_t depth) {
+  if (depth > 64) j.fail("dispatch tree nested deeper than 64 levels");
+  j.require_object();
+  auto number = [](const model::JsonNode& n, bool positive) {
+    if (!n.json().is_number()) n.fail("expected a number, got " + model::describe_json(n.json()));
+    const double v = n.json().get<double>();
+    if (!std::isfinite(v) || (positive ? !(v > 0) : !(v >= 0))) {
+      n.fail(std::string("expected a number ") + (positive ? "> 0" : ">= 0") + ", got " + model::describe_json(n.json()));
+    }
+    return v;
+  };
   TreeNode n;
   const int index = static_cast<int>(tree.nodes.size());
-  if (j.contains("variant")) {
-    n.variant = j.at("variant").get<std::string>();
-    if (!j.at("points").is_number_unsigned()) {
-      throw std::runtime_error("dispatch tree leaf points: expected a count (a whole number >= 0), got " + j.at("points").dump());
+  if (j.has("variant")) {
+    n.variant = j["variant"].string();
+    const model::JsonNode points = j["points"];
+    if (!points.json().is_number_unsigned()) {
+      points.fail("expected a count (a whole number >= 0), got " + model::describe_json(points.json()));
     }
-    n.points = j.at("points").get<std::size_t>();
-    n.worst_regret = j.at("worst_regret").get<double>();
-    n.time_s = j.at("time_s").get<double>();
-    n.floor_s = j.at("floor_s").get<double>();
+    n.points = points.json().get<std::size_t>();
+    n.worst_regret = number(j["worst_regret"], true);
+    n.time_s = number(j["time_s"], false);  // 0 for a leaf without points (past a variant's reach)
+    n.floor_s = number(j["floor_s"], false);
     tree.nodes.push_back(std::move(n));
     return index;
   }
-  n.dim = j.at("dim").get<std::string>();
-  if (n.dim.empty()) throw std::runtime_error("dispatch tree split without a dim");
-  if (j.contains("le")) {
-    n.threshold = j.at("le").get<std::int64_t>();
+  n.dim = j["dim"].string();
+  if (n.dim.empty()) j["dim"].fail("a split without a dim");
+  if (j.has("le")) {
+    n.threshold = j["le"].integer();
   } else {
-    n.symbol = j.at("eq").get<std::string>();
+    n.symbol = j["eq"].string();
   }
   tree.nodes.push_back(std::move(n));
-  const int yes = node_from_json(j.at("then"), tree, depth + 1);
-  const int no = node_from_json(j.at("else"), tree, depth + 1);
+  const int yes = node_from_node(j["then"], tree, depth + 1);
+  const int no = node_from_node(j["else"], tree, depth + 1);
   tree.nodes[index].yes = yes;
   tree.nodes[index].no = no;
   return index;
@@ -437,10 +450,15 @@ double regret(const std::vector<double>& times_at_point, std::size_t variant) {
 
 nlohmann::ordered_json tree_to_json(const DispatchTree& tree) { return node_json(tree, 0); }
 
-DispatchTree tree_from_json(const nlohmann::ordered_json& j) {
+DispatchTree tree_from_node(const model::JsonNode& j) {
   DispatchTree tree;
-  node_from_json(j, tree, 0);
+  node_from_node(j, tree, 0);
   return tree;
+}
+
+DispatchTree tree_from_json(const nlohmann::ordered_json& j) {
+  const model::JsonFile file{"dispatch tree", "", j};
+  return tree_from_node(model::JsonNode::root(file));
 }
 
 }  // namespace kiln::tuner

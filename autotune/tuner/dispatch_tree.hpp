@@ -13,6 +13,10 @@
 
 #include "kiln/problem.hpp"
 
+namespace kiln::model {
+class JsonNode;
+}
+
 namespace kiln::tuner {
 
 struct TreeNode {
@@ -94,5 +98,7 @@ double regret(const std::vector<double>& times_at_point, std::size_t variant);
 // {"variant", "points", "worst_regret", "time_s", "floor_s"}.
 nlohmann::ordered_json tree_to_json(const DispatchTree& tree);
 DispatchTree tree_from_json(const nlohmann::ordered_json& j);
+// The same from a node of a file being read: a wrong field is one error naming its JSON pointer.
+DispatchTree tree_from_node(const model::JsonNode& j);
 
 }  // namespace kiln::tuner

@@ -160,9 +160,11 @@ std::string domain_markdown(const Record& r, const std::string& svg_dir) {
   md << "| points | count | regret median | regret worst | actual/floor median | actual/floor worst |\n";
   md << "| --- | ---: | ---: | ---: | ---: | ---: |\n";
   auto row = [&](const std::string& label, const DomainFigures& f) {
-    md << "| " << label << " | " << f.points << " | " << fixed(f.median_regret, 3) << " | " << fixed(f.worst_regret, 3)
-       << " | " << (f.with_floor ? fixed(f.median_ratio, 2) : "-") << " | " << (f.with_floor ? fixed(f.worst_ratio, 2) : "-")
-       << " |\n";
+    // No point in the row (no floor of 10 us among the held-out points): no figure either.
+    const bool any = f.points > 0;
+    md << "| " << label << " | " << f.points << " | " << (any ? fixed(f.median_regret, 3) : "-") << " | "
+       << (any ? fixed(f.worst_regret, 3) : "-") << " | " << (any && f.with_floor ? fixed(f.median_ratio, 2) : "-")
+       << " | " << (any && f.with_floor ? fixed(f.worst_ratio, 2) : "-") << " |\n";
   };
   row("all", domain_figures(d));
   row("floor >= 10 us", domain_figures(d, kLargeFloorSeconds));

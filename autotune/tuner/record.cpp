@@ -2,11 +2,13 @@
 
 #include "kiln/model/json_reader.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <unistd.h>
 
+#include "kiln/problem_json.hpp"
 #include "manifest.hpp"
 
 namespace kiln::tuner {
@@ -51,52 +53,91 @@ nlohmann::ordered_json domain_to_json(const RecordedDomain& d) {
   return j;
 }
 
+// Reading a record: every value is checked for its type and range where it is read, and a wrong
+// one is one error naming the file and the field's JSON pointer ("<file>: /domain/held_out/3/best_s:
+// expected a number > 0, got 0"), whoever wrote the file. Keys a reader does not know are left
+// alone, so that records written with more fields still read.
+using model::JsonNode;
+
+double number_at(const JsonNode& n) {
+  if (!n.json().is_number()) n.fail("expected a number, got " + model::describe_json(n.json()));
+  const double v = n.json().get<double>();
+  if (!std::isfinite(v)) n.fail("expected a finite number");
+  return v;
+}
+double positive_at(const JsonNode& n) {
+  const double v = number_at(n);
+  if (!(v > 0)) n.fail("expected a number > 0, got " + model::describe_json(n.json()));
+  return v;
+}
+double non_negative_at(const JsonNode& n) {
+  const double v = number_at(n);
+  if (!(v >= 0)) n.fail("expected a number >= 0, got " + model::describe_json(n.json()));
+  return v;
+}
 // A count a record carries: a whole number >= 0 (a negative one would wrap around as a size).
-std::size_t count_at(const nlohmann::ordered_json& j, const char* key, std::size_t missing) {
-  if (!j.contains(key)) return missing;
-  const auto& v = j.at(key);
-  if (!v.is_number_unsigned()) throw std::runtime_error(std::string(key) + ": expected a count (a whole number >= 0), got " + v.dump());
-  return v.get<std::size_t>();
+std::size_t count_at(const JsonNode& n) {
+  if (!n.json().is_number_unsigned()) n.fail("expected a count (a whole number >= 0), got " + model::describe_json(n.json()));
+  return n.json().get<std::size_t>();
+}
+bool flag_at(const JsonNode& n) {
+  if (!n.json().is_boolean()) n.fail("expected true or false, got " + model::describe_json(n.json()));
+  return n.json().get<bool>();
+}
+std::string text_or(const JsonNode& n, std::string_view key, std::string missing) {
+  return n.has(key) ? n[key].string() : missing;
+}
+Problem problem_at(const JsonNode& n) {
+  try {
+    return problem_from_json(n.json());
+  } catch (const kiln::Error& e) {
+    n.fail(e.what());
+  }
+}
+std::vector<JsonNode> array_at(const JsonNode& n) {
+  n.require_array();
+  return n.elements();
 }
 
-RecordedDomain domain_from_json(const nlohmann::ordered_json& j) {
+RecordedDomain domain_from_node(const JsonNode& j) {
+  j.require_object();
   RecordedDomain d;
-  d.tolerance = j.at("regret_tolerance").get<double>();
-  const auto& coverage = j.at("coverage");
-  if (!coverage.contains("points")) throw std::runtime_error("coverage: points missing");
-  d.coverage_points = count_at(coverage, "points", 0);
-  d.coverage_worst_regret = coverage.at("worst_regret").get<double>();
-  d.coverage_median_regret = coverage.at("median_regret").get<double>();
-  d.refine_points = count_at(coverage, "refinement_points", 0);
-  if (j.contains("tree")) {
-    d.tree = tree_from_json(j.at("tree"));
-    d.tree->min_leaf_points = j.value("min_leaf_points", std::size_t{1});
+  d.tolerance = positive_at(j["regret_tolerance"]);
+  const JsonNode coverage = j["coverage"];
+  coverage.require_object();
+  d.coverage_points = count_at(coverage["points"]);
+  d.coverage_worst_regret = positive_at(coverage["worst_regret"]);
+  d.coverage_median_regret = positive_at(coverage["median_regret"]);
+  d.refine_points = coverage.has("refinement_points") ? count_at(coverage["refinement_points"]) : 0;
+  if (j.has("tree")) {
+    d.tree = tree_from_node(j["tree"]);
+    d.tree->min_leaf_points = j.has("min_leaf_points") ? count_at(j["min_leaf_points"]) : 1;
   }
-  if (j.contains("listed")) {
-    if (!d.tree) throw std::runtime_error("listed: exact dispatches without a learned tree");
-    for (const auto& jp : j.at("listed")) {
+  if (j.has("listed")) {
+    if (!d.tree) j["listed"].fail("exact dispatches without a learned tree");
+    for (const JsonNode& jp : array_at(j["listed"])) {
+      jp.require_object();
       ListedPoint p;
-      p.problem = problem_from_json(jp.at("problem"));
-      p.variant = jp.at("variant").get<std::string>();
-      p.time_s = jp.at("time_s").get<double>();
-      p.tree_variant = jp.at("tree_variant").get<std::string>();
-      p.tree_s = jp.at("tree_s").get<double>();
-      p.floor_s = jp.at("floor_s").get<double>();
-      if (!(p.time_s > 0) || !(p.tree_s > 0) || !(p.floor_s >= 0)) throw std::runtime_error("a listed problem's times must be > 0, its floor >= 0");
+      p.problem = problem_at(jp["problem"]);
+      p.variant = jp["variant"].string();
+      p.time_s = positive_at(jp["time_s"]);
+      p.tree_variant = jp["tree_variant"].string();
+      p.tree_s = positive_at(jp["tree_s"]);
+      p.floor_s = non_negative_at(jp["floor_s"]);
       d.listed.push_back(std::move(p));
     }
   }
-  d.finalists = j.at("finalists").get<std::vector<std::string>>();
-  for (const auto& jp : j.at("held_out")) {
+  for (const JsonNode& f : array_at(j["finalists"])) d.finalists.push_back(f.string());
+  for (const JsonNode& jp : array_at(j["held_out"])) {
+    jp.require_object();
     HeldOutPoint p;
-    p.problem = problem_from_json(jp.at("problem"));
-    p.dispatched = jp.at("dispatched").get<std::string>();
-    p.dispatched_s = jp.at("dispatched_s").get<double>();
-    p.best = jp.at("best").get<std::string>();
-    p.best_s = jp.at("best_s").get<double>();
-    p.floor_s = jp.at("floor_s").get<double>();
-    p.bound = jp.at("bound").get<std::string>();
-    if (!(p.dispatched_s > 0) || !(p.best_s > 0)) throw std::runtime_error("a held-out time is not positive");
+    p.problem = problem_at(jp["problem"]);
+    p.dispatched = jp["dispatched"].string();
+    p.dispatched_s = positive_at(jp["dispatched_s"]);
+    p.best = jp["best"].string();
+    p.best_s = positive_at(jp["best_s"]);
+    p.floor_s = non_negative_at(jp["floor_s"]);
+    p.bound = jp["bound"].string();
     d.held_out.push_back(std::move(p));
   }
   return d;
@@ -158,58 +199,72 @@ nlohmann::ordered_json record_to_json(const Record& r) {
 }
 
 Record record_from_json(const nlohmann::ordered_json& j, const std::string& origin) {
-  if (!j.is_object() || j.value("kiln_record", 0) != 1) throw std::runtime_error(origin + ": not a Kiln record (kiln_record: 1)");
+  if (!j.is_object() || !j.contains("kiln_record")) throw model::InputError(origin + ": not a Kiln record (no kiln_record)");
+  const model::JsonFile file{origin, "", j};
+  const JsonNode root = JsonNode::root(file);
+  if (!root["kiln_record"].is_integer() || root["kiln_record"].integer() != 1) {
+    root["kiln_record"].fail("a record of format 1 is expected (this Kiln reads no other), got " +
+                             model::describe_json(j.at("kiln_record")));
+  }
   Record r;
-  try {
-    r.kernel = j.at("kernel").get<std::string>();
-    r.backend = j.at("backend").get<std::string>();
-    r.space_hash = j.at("space_hash").get<std::string>();
-    r.context_key = j.value("context_key", std::string{});
-    const auto& d = j.at("device");
-    r.preset = d.value("preset", std::string{});
-    r.device_name = d.at("name").get<std::string>();
-    r.compute_capability = d.value("compute_capability", std::string{});
-    r.driver = d.value("driver", std::string{});
-    r.cuda_runtime = d.value("cuda_runtime", std::string{});
-    r.date = j.at("date").get<std::string>();
-    r.strategy = j.value("strategy", std::string{});
-    const nlohmann::ordered_json rates_section = j.value("rates", nlohmann::ordered_json::object());
-    for (const auto& [k, v] : rates_section.items()) r.rates[k] = v.get<double>();
-    r.counts = j.value("counts", nlohmann::ordered_json::object());
-    for (const auto& jb : j.at("buckets")) {
-      RecordedBucket b;
-      b.name = jb.at("name").get<std::string>();
-      if (jb.at("winner").is_null()) {
-        b.reason = jb.value("reason", std::string{});
-      } else {
-        b.winner = jb.at("winner").get<std::string>();
-        b.time_s = jb.at("time_s").get<double>();
-        b.floor_s = jb.value("floor_s", 0.0);
-        for (const auto& jp : jb.at("problems")) {
-          RecordedProblem p;
-          p.problem = problem_from_json(jp.at("problem"));
-          p.time_s = jp.at("time_s").get<double>();
-          p.floor_s = jp.value("floor_s", 0.0);
-          p.bound = jp.value("bound", std::string{});
-          b.problems.push_back(std::move(p));
-        }
-        if (jb.contains("noise")) b.noise = jb.at("noise").get<double>();
-        b.choice = jb.value("choice", std::string{});
-        for (const auto& jc : jb.value("contenders", nlohmann::ordered_json::array())) {
-          RecordedContender c{jc.at("variant").get<std::string>(), jc.at("time_s").get<double>(), std::nullopt, std::nullopt};
-          if (jc.contains("noise")) c.noise = jc.at("noise").get<double>();
-          if (jc.contains("within_noise")) c.within_noise = jc.at("within_noise").get<bool>();
+  r.kernel = root["kernel"].string();
+  r.backend = root["backend"].string();
+  r.space_hash = root["space_hash"].string();
+  r.context_key = text_or(root, "context_key", "");
+  const JsonNode d = root["device"];
+  d.require_object();
+  r.preset = text_or(d, "preset", "");
+  r.device_name = d["name"].string();
+  r.compute_capability = text_or(d, "compute_capability", "");
+  r.driver = text_or(d, "driver", "");
+  r.cuda_runtime = text_or(d, "cuda_runtime", "");
+  r.date = root["date"].string();
+  r.strategy = text_or(root, "strategy", "");
+  if (root.has("rates")) {
+    root["rates"].require_object();
+    for (const JsonNode& rate : root["rates"].members()) r.rates[rate.key()] = positive_at(rate);
+  }
+  if (root.has("counts")) {
+    root["counts"].require_object();
+    for (const JsonNode& c : root["counts"].members()) count_at(c);
+    r.counts = j.at("counts");
+  } else {
+    r.counts = nlohmann::ordered_json::object();
+  }
+  for (const JsonNode& jb : array_at(root["buckets"])) {
+    jb.require_object();
+    RecordedBucket b;
+    b.name = jb["name"].string();
+    if (jb["winner"].json().is_null()) {
+      b.reason = text_or(jb, "reason", "");
+    } else {
+      b.winner = jb["winner"].string();
+      b.time_s = positive_at(jb["time_s"]);
+      b.floor_s = jb.has("floor_s") ? non_negative_at(jb["floor_s"]) : 0.0;
+      for (const JsonNode& jp : array_at(jb["problems"])) {
+        jp.require_object();
+        RecordedProblem p;
+        p.problem = problem_at(jp["problem"]);
+        p.time_s = positive_at(jp["time_s"]);
+        p.floor_s = jp.has("floor_s") ? non_negative_at(jp["floor_s"]) : 0.0;
+        p.bound = text_or(jp, "bound", "");
+        b.problems.push_back(std::move(p));
+      }
+      if (jb.has("noise")) b.noise = non_negative_at(jb["noise"]);
+      b.choice = text_or(jb, "choice", "");
+      if (jb.has("contenders")) {
+        for (const JsonNode& jc : array_at(jb["contenders"])) {
+          jc.require_object();
+          RecordedContender c{jc["variant"].string(), positive_at(jc["time_s"]), std::nullopt, std::nullopt};
+          if (jc.has("noise")) c.noise = non_negative_at(jc["noise"]);
+          if (jc.has("within_noise")) c.within_noise = flag_at(jc["within_noise"]);
           b.contenders.push_back(std::move(c));
         }
       }
-      r.buckets.push_back(std::move(b));
     }
-    if (j.contains("domain")) r.domain = domain_from_json(j.at("domain"));
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(origin + ": record field missing or of the wrong type: " + e.what());
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(origin + ": domain: " + e.what());
+    r.buckets.push_back(std::move(b));
   }
+  if (root.has("domain")) r.domain = domain_from_node(root["domain"]);
   return r;
 }
 

@@ -278,7 +278,12 @@ void JsonNode::require_object(std::initializer_list<std::string_view> known,
 bool JsonNode::has(std::string_view key) const { return value_->is_object() && value_->contains(key); }
 
 JsonNode JsonNode::operator[](std::string_view key) const {
-  return JsonNode(*file_, value_->at(std::string(key)), pointer_append(pointer_, key), std::string(key));
+  // Readers that checked the object first never fail here; those that read as they go get the
+  // same message as require_object's.
+  if (!value_->is_object()) fail(std::string("expected an object, got ") + describe_json(*value_));
+  const auto it = value_->find(std::string(key));
+  if (it == value_->end()) fail_at(file_->label, pointer_append(pointer_, key), "required key is missing");
+  return JsonNode(*file_, *it, pointer_append(pointer_, key), std::string(key));
 }
 
 void JsonNode::require_at_most(std::size_t limit, const std::string& what) const {

@@ -820,6 +820,62 @@ TEST_CASE("a record's listed problems are read strictly", "[domain]") {
   CHECK_THROWS(record_from_json(treeless, "record"));
 }
 
+TEST_CASE("a wrong field of a record is one error naming the file and the field's JSON pointer", "[domain]") {
+  auto good = record_to_json(tree_record());
+  good["domain"]["listed"] = nlohmann::ordered_json::array(
+      {{{"problem", {{"rows", 64}, {"cols", 100}, {"dtype", "fp32"}}}, {"variant", "dtoy__VEC16"}, {"time_s", 1e-6},
+        {"tree_variant", "dtoy__VEC4"}, {"tree_s", 2e-6}, {"floor_s", 0.0}}});
+  REQUIRE(record_from_json(good, "r.json").domain);
+  REQUIRE(good.at("domain").at("held_out").size() > 0);
+  const struct {
+    const char* pointer;
+    nlohmann::ordered_json value;  // null: the field removed
+    const char* said;
+  } cases[] = {
+      {"/kernel", 5, "/kernel: "},
+      {"/kiln_record", 2, "/kiln_record: a record of format 1 is expected"},
+      {"/device/name", nullptr, "/device/name: required key is missing"},
+      {"/counts", "x", "/counts: "},
+      {"/rates/fp32_flops", "fast", "/rates/fp32_flops: expected a number"},
+      {"/domain/regret_tolerance", 0, "/domain/regret_tolerance: expected a number > 0, got 0"},
+      {"/domain/coverage/points", -3, "/domain/coverage/points: expected a count"},
+      {"/domain/held_out/0/dispatched", 5, "/domain/held_out/0/dispatched: "},
+      {"/domain/held_out/0/best_s", 0, "/domain/held_out/0/best_s: expected a number > 0, got 0"},
+      {"/domain/held_out/0/floor_s", -1.0, "/domain/held_out/0/floor_s: expected a number >= 0"},
+      {"/domain/held_out/0/problem", "rows", "/domain/held_out/0/problem: a problem must be a JSON object"},
+      {"/domain/listed/0/time_s", -1.0, "/domain/listed/0/time_s: expected a number > 0"},
+      {"/domain/listed/0/tree_s", nullptr, "/domain/listed/0/tree_s: required key is missing"},
+      {"/domain/finalists", "all", "/domain/finalists: "},
+      {"/domain/tree/dim", 7, "/domain/tree/dim: "},
+      {"/domain/tree/then/then", "leaf", "/domain/tree/then/then: expected an object"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.pointer);
+    auto bad = good;
+    const nlohmann::ordered_json::json_pointer at(c.pointer);
+    if (!bad.contains(at)) {
+      // rates may be empty in the toy record: add the member first
+      bad[at] = 1.0;
+    }
+    if (c.value.is_null()) {
+      bad[at.parent_pointer()].erase(at.back());
+    } else {
+      bad[at] = c.value;
+    }
+    try {
+      (void)record_from_json(bad, "r.json");
+      FAIL("read without an error");
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      INFO(what);
+      CHECK(what.rfind("r.json: ", 0) == 0);
+      CHECK(what.find(c.said) != std::string::npos);
+      CHECK(what.find('\n') == std::string::npos);
+      CHECK(what.find("[json.exception") == std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("a manifest whose problems do not fit its dims is refused with the file, the set and the dim", "[domain]") {
   kiln_test::TempDir dir;
   domain_manifest(dir);
@@ -1006,6 +1062,7 @@ TEST_CASE("the report gives the held-out figures and an escaped SVG heat map", "
   r.kernel = "dtoy<&>";
   const std::string md = domain_markdown(r, "maps");
   CHECK(md.find("| all | 1 | 1.111 | 1.111 | 2.00 | 2.00 |") != std::string::npos);
+  CHECK(md.find("| floor >= 10 us | 0 | - | - | - | - |") != std::string::npos);  // no point there, no figure
   CHECK(md.find("Worst by regret") != std::string::npos);
   CHECK(md.find("maps/dtoy&lt;&>_floor.svg") != std::string::npos);
   const std::string svg = heat_map_svg(r, false);

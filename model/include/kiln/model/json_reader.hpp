@@ -78,7 +78,7 @@ class JsonNode {
                       std::initializer_list<std::string_view> required) const;
   void require_object() const;  // any keys
   bool has(std::string_view key) const;
-  JsonNode operator[](std::string_view key) const;  // the key must exist
+  JsonNode operator[](std::string_view key) const;  // the key must exist: else the error names it
   std::vector<JsonNode> members() const;            // in document order
   // Rejects an array or object of more than `limit` entries: "<n> <what>, more than the <limit> allowed".
   void require_at_most(std::size_t limit, const std::string& what) const;
