@@ -1,6 +1,7 @@
 #include "dispatch_tree.hpp"
 
 #include "kiln/model/json_reader.hpp"
+#include "kiln/model/protocol_read.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -310,26 +311,14 @@ nlohmann::ordered_json node_json(const DispatchTree& tree, std::size_t i) {
 int node_from_node(const model::JsonNode& j, DispatchTree& tree, std::size_t depth) {
   if (depth > 64) j.fail("dispatch tree nested deeper than 64 levels");
   j.require_object();
-  auto number = [](const model::JsonNode& n, bool positive) {
-    if (!n.json().is_number()) n.fail("expected a number, got " + model::describe_json(n.json()));
-    const double v = n.json().get<double>();
-    if (!std::isfinite(v) || (positive ? !(v > 0) : !(v >= 0))) {
-      n.fail(std::string("expected a number ") + (positive ? "> 0" : ">= 0") + ", got " + model::describe_json(n.json()));
-    }
-    return v;
-  };
   TreeNode n;
   const int index = static_cast<int>(tree.nodes.size());
   if (j.has("variant")) {
     n.variant = j["variant"].string();
-    const model::JsonNode points = j["points"];
-    if (!points.json().is_number_unsigned()) {
-      points.fail("expected a count (a whole number >= 0), got " + model::describe_json(points.json()));
-    }
-    n.points = points.json().get<std::size_t>();
-    n.worst_regret = number(j["worst_regret"], true);
-    n.time_s = number(j["time_s"], false);  // 0 for a leaf without points (past a variant's reach)
-    n.floor_s = number(j["floor_s"], false);
+    n.points = model::protocol_read::count(j["points"]);
+    n.worst_regret = j["worst_regret"].positive_number();
+    n.time_s = model::protocol_read::non_negative(j["time_s"]);  // 0 for a leaf without points (past a variant's reach)
+    n.floor_s = model::protocol_read::non_negative(j["floor_s"]);
     tree.nodes.push_back(std::move(n));
     return index;
   }

@@ -1,14 +1,13 @@
 #include "record.hpp"
 
 #include "kiln/model/json_reader.hpp"
+#include "kiln/model/protocol_read.hpp"
 
-#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <unistd.h>
 
-#include "kiln/problem_json.hpp"
 #include "manifest.hpp"
 
 namespace kiln::tuner {
@@ -53,46 +52,16 @@ nlohmann::ordered_json domain_to_json(const RecordedDomain& d) {
   return j;
 }
 
-// Reading a record: every value is checked for its type and range where it is read, and a wrong
-// one is one error naming the file and the field's JSON pointer ("<file>: /domain/held_out/3/best_s:
-// expected a number > 0, got 0"), whoever wrote the file. Keys a reader does not know are left
-// alone, so that records written with more fields still read.
+// Reading a record: every value is checked for its type and range where it is read (the readers
+// the protocol's types share), and a wrong one is one error naming the file and the field's JSON
+// pointer ("<file>: /domain/held_out/3/best_s: expected a positive number, got 0"), whoever wrote
+// the file. Keys a reader does not know are left alone, so that records written with more fields
+// still read.
 using model::JsonNode;
+namespace read = model::protocol_read;
 
-double number_at(const JsonNode& n) {
-  if (!n.json().is_number()) n.fail("expected a number, got " + model::describe_json(n.json()));
-  const double v = n.json().get<double>();
-  if (!std::isfinite(v)) n.fail("expected a finite number");
-  return v;
-}
-double positive_at(const JsonNode& n) {
-  const double v = number_at(n);
-  if (!(v > 0)) n.fail("expected a number > 0, got " + model::describe_json(n.json()));
-  return v;
-}
-double non_negative_at(const JsonNode& n) {
-  const double v = number_at(n);
-  if (!(v >= 0)) n.fail("expected a number >= 0, got " + model::describe_json(n.json()));
-  return v;
-}
-// A count a record carries: a whole number >= 0 (a negative one would wrap around as a size).
-std::size_t count_at(const JsonNode& n) {
-  if (!n.json().is_number_unsigned()) n.fail("expected a count (a whole number >= 0), got " + model::describe_json(n.json()));
-  return n.json().get<std::size_t>();
-}
-bool flag_at(const JsonNode& n) {
-  if (!n.json().is_boolean()) n.fail("expected true or false, got " + model::describe_json(n.json()));
-  return n.json().get<bool>();
-}
 std::string text_or(const JsonNode& n, std::string_view key, std::string missing) {
   return n.has(key) ? n[key].string() : missing;
-}
-Problem problem_at(const JsonNode& n) {
-  try {
-    return problem_from_json(n.json());
-  } catch (const kiln::Error& e) {
-    n.fail(e.what());
-  }
 }
 std::vector<JsonNode> array_at(const JsonNode& n) {
   n.require_array();
@@ -102,28 +71,28 @@ std::vector<JsonNode> array_at(const JsonNode& n) {
 RecordedDomain domain_from_node(const JsonNode& j) {
   j.require_object();
   RecordedDomain d;
-  d.tolerance = positive_at(j["regret_tolerance"]);
+  d.tolerance = j["regret_tolerance"].positive_number();
   const JsonNode coverage = j["coverage"];
   coverage.require_object();
-  d.coverage_points = count_at(coverage["points"]);
-  d.coverage_worst_regret = positive_at(coverage["worst_regret"]);
-  d.coverage_median_regret = positive_at(coverage["median_regret"]);
-  d.refine_points = coverage.has("refinement_points") ? count_at(coverage["refinement_points"]) : 0;
+  d.coverage_points = read::count(coverage["points"]);
+  d.coverage_worst_regret = coverage["worst_regret"].positive_number();
+  d.coverage_median_regret = coverage["median_regret"].positive_number();
+  d.refine_points = coverage.has("refinement_points") ? read::count(coverage["refinement_points"]) : 0;
   if (j.has("tree")) {
     d.tree = tree_from_node(j["tree"]);
-    d.tree->min_leaf_points = j.has("min_leaf_points") ? count_at(j["min_leaf_points"]) : 1;
+    d.tree->min_leaf_points = j.has("min_leaf_points") ? read::count(j["min_leaf_points"]) : 1;
   }
   if (j.has("listed")) {
     if (!d.tree) j["listed"].fail("exact dispatches without a learned tree");
     for (const JsonNode& jp : array_at(j["listed"])) {
       jp.require_object();
       ListedPoint p;
-      p.problem = problem_at(jp["problem"]);
+      p.problem = read::problem(jp["problem"]);
       p.variant = jp["variant"].string();
-      p.time_s = positive_at(jp["time_s"]);
+      p.time_s = jp["time_s"].positive_number();
       p.tree_variant = jp["tree_variant"].string();
-      p.tree_s = positive_at(jp["tree_s"]);
-      p.floor_s = non_negative_at(jp["floor_s"]);
+      p.tree_s = jp["tree_s"].positive_number();
+      p.floor_s = read::non_negative(jp["floor_s"]);
       d.listed.push_back(std::move(p));
     }
   }
@@ -131,12 +100,12 @@ RecordedDomain domain_from_node(const JsonNode& j) {
   for (const JsonNode& jp : array_at(j["held_out"])) {
     jp.require_object();
     HeldOutPoint p;
-    p.problem = problem_at(jp["problem"]);
+    p.problem = read::problem(jp["problem"]);
     p.dispatched = jp["dispatched"].string();
-    p.dispatched_s = positive_at(jp["dispatched_s"]);
+    p.dispatched_s = jp["dispatched_s"].positive_number();
     p.best = jp["best"].string();
-    p.best_s = positive_at(jp["best_s"]);
-    p.floor_s = non_negative_at(jp["floor_s"]);
+    p.best_s = jp["best_s"].positive_number();
+    p.floor_s = read::non_negative(jp["floor_s"]);
     p.bound = jp["bound"].string();
     d.held_out.push_back(std::move(p));
   }
@@ -222,11 +191,11 @@ Record record_from_json(const nlohmann::ordered_json& j, const std::string& orig
   r.strategy = text_or(root, "strategy", "");
   if (root.has("rates")) {
     root["rates"].require_object();
-    for (const JsonNode& rate : root["rates"].members()) r.rates[rate.key()] = positive_at(rate);
+    for (const JsonNode& rate : root["rates"].members()) r.rates[rate.key()] = rate.positive_number();
   }
   if (root.has("counts")) {
     root["counts"].require_object();
-    for (const JsonNode& c : root["counts"].members()) count_at(c);
+    for (const JsonNode& c : root["counts"].members()) read::count(c);
     r.counts = j.at("counts");
   } else {
     r.counts = nlohmann::ordered_json::object();
@@ -239,25 +208,25 @@ Record record_from_json(const nlohmann::ordered_json& j, const std::string& orig
       b.reason = text_or(jb, "reason", "");
     } else {
       b.winner = jb["winner"].string();
-      b.time_s = positive_at(jb["time_s"]);
-      b.floor_s = jb.has("floor_s") ? non_negative_at(jb["floor_s"]) : 0.0;
+      b.time_s = jb["time_s"].positive_number();
+      b.floor_s = jb.has("floor_s") ? read::non_negative(jb["floor_s"]) : 0.0;
       for (const JsonNode& jp : array_at(jb["problems"])) {
         jp.require_object();
         RecordedProblem p;
-        p.problem = problem_at(jp["problem"]);
-        p.time_s = positive_at(jp["time_s"]);
-        p.floor_s = jp.has("floor_s") ? non_negative_at(jp["floor_s"]) : 0.0;
+        p.problem = read::problem(jp["problem"]);
+        p.time_s = jp["time_s"].positive_number();
+        p.floor_s = jp.has("floor_s") ? read::non_negative(jp["floor_s"]) : 0.0;
         p.bound = text_or(jp, "bound", "");
         b.problems.push_back(std::move(p));
       }
-      if (jb.has("noise")) b.noise = non_negative_at(jb["noise"]);
+      if (jb.has("noise")) b.noise = read::non_negative(jb["noise"]);
       b.choice = text_or(jb, "choice", "");
       if (jb.has("contenders")) {
         for (const JsonNode& jc : array_at(jb["contenders"])) {
           jc.require_object();
-          RecordedContender c{jc["variant"].string(), positive_at(jc["time_s"]), std::nullopt, std::nullopt};
-          if (jc.has("noise")) c.noise = non_negative_at(jc["noise"]);
-          if (jc.has("within_noise")) c.within_noise = flag_at(jc["within_noise"]);
+          RecordedContender c{jc["variant"].string(), jc["time_s"].positive_number(), std::nullopt, std::nullopt};
+          if (jc.has("noise")) c.noise = read::non_negative(jc["noise"]);
+          if (jc.has("within_noise")) c.within_noise = read::boolean(jc["within_noise"]);
           b.contenders.push_back(std::move(c));
         }
       }

@@ -3,7 +3,7 @@
 #include "kiln/model/backend.hpp"
 #include "kiln/model/json_reader.hpp"
 #include "kiln/model/protocol.hpp"
-#include "protocol_read.hpp"
+#include "kiln/model/protocol_read.hpp"
 
 namespace kiln::model {
 namespace {

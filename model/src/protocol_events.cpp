@@ -3,7 +3,7 @@
 #include "kiln/model/json_reader.hpp"
 #include "kiln/problem_json.hpp"
 #include "kiln/model/protocol.hpp"
-#include "protocol_read.hpp"
+#include "kiln/model/protocol_read.hpp"
 
 namespace kiln::model {
 namespace {

@@ -6,7 +6,7 @@
 #include "kiln/model/json_reader.hpp"
 #include "kiln/model/protocol.hpp"
 #include "kiln/problem_json.hpp"
-#include "protocol_read.hpp"
+#include "kiln/model/protocol_read.hpp"
 
 namespace kiln::model {
 namespace {

@@ -1,4 +1,4 @@
-#include "protocol_read.hpp"
+#include "kiln/model/protocol_read.hpp"
 
 #include <climits>
 #include <cmath>

@@ -71,7 +71,7 @@ TEST_CASE("a record's counts are whole numbers: a negative one is refused, not w
                                         {"8", ", \"refinement_points\": 1.5"}}) {
     const auto bad = write(dir, "bad.json", with(coverage, refine));
     INFO(coverage << refine);
-    CHECK_THROWS_WITH(load_record(bad), ContainsSubstring("expected a count"));
+    CHECK_THROWS_WITH(load_record(bad), ContainsSubstring("expected a whole number >= 0"));
     CHECK_THROWS_WITH(load_record(bad), ContainsSubstring(bad.string()));
   }
 }

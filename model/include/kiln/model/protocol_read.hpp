@@ -1,5 +1,5 @@
-// The value readers the protocol's types share (protocol.hpp): each rejects any other type or
-// range with an InputError naming the place.
+// The value readers the protocol's types (protocol.hpp) and the tuning records share: each
+// rejects any other type or range with an InputError naming the place.
 #pragma once
 #include <cstdint>
 #include <optional>
