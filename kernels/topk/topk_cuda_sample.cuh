@@ -13,8 +13,10 @@
 //   3. regs' selection over the buffer (regs_detail::finish): later digits until the chosen bucket
 //      is needed whole, then the k best collected, sorted and written.
 // When fewer than k pass L (a sample far from the row's distribution) the rest of the row is
-// counted too and the selection reads the row again; when more pass than the buffer holds, the
-// selection reads the row again: slower, equally exact.
+// counted too and the selection reads the row again. When more pass than the buffer holds (one
+// 1024 x 32768 input in 16 has such a row for the 128-thread small buffer at k 16), the row is
+// streamed once more into the buffer with the limit digit 0's chosen bucket gives, if what that
+// keeps fits; otherwise the selection reads the row again: slower, equally exact.
 // Measured on an H200 (2026-11-25, direct launches, CUDA events, median of 7), 1024 x 32768 at
 // 256 threads: 55 / 58 / 74.5 us at k 16 / 64 / 256, against 117 / 130 / 147 us for shared (the read
 // floor is 33 us); README.md has the steps that got it there and the H100 figures at other shapes.
@@ -24,6 +26,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "topk_cuda_filter.cuh"
 #include "topk_cuda_kernels.cuh"
@@ -209,48 +212,67 @@ __global__ void __launch_bounds__(Config::THREADS, sample_min_blocks(Config::THR
     unsigned* const digit0 = hist[0];  // clear
     unsigned* const other = hist[1];   // the sample's second digit, cleared by the first choose below
 
-    // 2. The row streamed: the elements at or above L into the buffer, their digit 0 counted.
-    for (int u0 = 0; u0 < vectors; u0 += kStep) {  // block-uniform
-      const unsigned valid = sample_detail::load_step<T>(x4, u0, vectors, v);
-      unsigned mask = sample_detail::passing<SMALLEST>(v, at_lower) & valid;
-      // The lanes' passing elements, one a lane per round (a lane has about 16 r / samples of them,
-      // rarely more than one, so the warp runs one or two rounds, not 16 branches), each round's
-      // slots from one ballot and one atomic of the warp.
-      for (unsigned has = __ballot_sync(0xFFFFFFFFu, mask != 0); has != 0; has = __ballot_sync(0xFFFFFFFFu, mask != 0)) {
-        const int leader = __ffs(has) - 1, lane = t & 31;
-        std::uint32_t at = 0;
-        if (lane == leader) at = atomicAdd(&appended, static_cast<std::uint32_t>(__popc(has)));
-        at = __shfl_sync(0xFFFFFFFFu, at, leader) + static_cast<std::uint32_t>(__popc(has & ((1u << lane) - 1u)));
-        if (mask != 0) {
-          const int j = __ffs(mask) - 1;
-          mask &= mask - 1;
-          const std::uint32_t kk = key(sample_detail::pick(v, j));
-          atomicAdd(&digit0[kk >> d::kKeyShift], 1u);
-          const auto column = static_cast<std::uint32_t>(head + 4 * (u0 + (j >> 2) * T + t) + (j & 3));
-          if (at < static_cast<std::uint32_t>(cap)) buffer[at] = pack(kk, column);
+    // 2. The row streamed: the elements at or above L into the buffer, their digit 0 counted
+    // (kCount), or, refilling, only appended.
+    auto stream = [&](const f::Limit& limit, auto count) {
+      constexpr bool kCount = decltype(count)::value;
+      for (int u0 = 0; u0 < vectors; u0 += kStep) {  // block-uniform
+        const unsigned valid = sample_detail::load_step<T>(x4, u0, vectors, v);
+        unsigned mask = sample_detail::passing<SMALLEST>(v, limit) & valid;
+        // The lanes' passing elements, one a lane per round (a lane has about 16 r / samples of them,
+        // rarely more than one, so the warp runs one or two rounds, not 16 branches), each round's
+        // slots from one ballot and one atomic of the warp.
+        for (unsigned has = __ballot_sync(0xFFFFFFFFu, mask != 0); has != 0; has = __ballot_sync(0xFFFFFFFFu, mask != 0)) {
+          const int leader = __ffs(has) - 1, lane = t & 31;
+          std::uint32_t at = 0;
+          if (lane == leader) at = atomicAdd(&appended, static_cast<std::uint32_t>(__popc(has)));
+          at = __shfl_sync(0xFFFFFFFFu, at, leader) + static_cast<std::uint32_t>(__popc(has & ((1u << lane) - 1u)));
+          if (mask != 0) {
+            const int j = __ffs(mask) - 1;
+            mask &= mask - 1;
+            const std::uint32_t kk = key(sample_detail::pick(v, j));
+            if constexpr (kCount) atomicAdd(&digit0[kk >> d::kKeyShift], 1u);
+            const auto column = static_cast<std::uint32_t>(head + 4 * (u0 + (j >> 2) * T + t) + (j & 3));
+            if (at < static_cast<std::uint32_t>(cap)) buffer[at] = pack(kk, column);
+          }
         }
       }
-    }
-    if (t < 32) {  // the head and the tail: at most 6 columns
-      const int lane = t, extra = head + (n - tail);
-      const int column = lane < head ? lane : tail + (lane - head);
-      const bool take = lane < extra && f::passes<SMALLEST>(x[column], at_lower);
-      if (__any_sync(0xFFFFFFFFu, take)) {
-        std::uint32_t total = 0;
-        const std::uint32_t at = f::warp_slots(take ? 1 : 0, &appended, &total);
-        if (take) {
-          const std::uint32_t kk = key(x[column]);
-          atomicAdd(&digit0[kk >> d::kKeyShift], 1u);
-          if (at < static_cast<std::uint32_t>(cap)) buffer[at] = pack(kk, static_cast<std::uint32_t>(column));
+      if (t < 32) {  // the head and the tail: at most 6 columns
+        const int lane = t, extra = head + (n - tail);
+        const int column = lane < head ? lane : tail + (lane - head);
+        const bool take = lane < extra && f::passes<SMALLEST>(x[column], limit);
+        if (__any_sync(0xFFFFFFFFu, take)) {
+          std::uint32_t total = 0;
+          const std::uint32_t at = f::warp_slots(take ? 1 : 0, &appended, &total);
+          if (take) {
+            const std::uint32_t kk = key(x[column]);
+            if constexpr (kCount) atomicAdd(&digit0[kk >> d::kKeyShift], 1u);
+            if (at < static_cast<std::uint32_t>(cap)) buffer[at] = pack(kk, static_cast<std::uint32_t>(column));
+          }
         }
       }
-    }
+    };
+    stream(at_lower, std::true_type{});
 
     // 3. Digit 0's bucket of the k-th best among the candidates; when fewer than k passed L, the
     // rest of the row is counted too and the selection reads the row.
     d::choose<T>(digit0, d::kBins, static_cast<std::uint32_t>(k), other, sh);
-    const std::uint32_t count = appended;
+    std::uint32_t count = appended;
     bool buffered = count <= static_cast<std::uint32_t>(cap);  // block-uniform
+    // A row that outgrew the buffer: the entries the selection needs are those of digit 0's
+    // chosen bucket and above (the histogram counted every candidate, buffered or not); when they
+    // fit, one more pass over the row (from L2, mostly) refills the buffer with them alone, where
+    // the selection would otherwise read the row element by element once a digit.
+    if (!buffered && sh.chosen >= 0 && sh.above + digit0[sh.chosen] <= static_cast<std::uint32_t>(cap)) {
+      const std::uint32_t from = static_cast<std::uint32_t>(sh.chosen) << d::kBits;  // a 22-bit prefix
+      __syncthreads();  // every thread read appended and the histogram's bucket
+      if (t == 0) appended = 0;
+      __syncthreads();
+      stream(f::limit_of<2 * d::kBits, SMALLEST>(from > lower ? from : lower), std::false_type{});
+      __syncthreads();
+      count = appended;
+      buffered = true;
+    }
     if (sh.chosen < 0) {
       for (int c = t; c < n; c += T) {
         const float value = x[c];
