@@ -5,20 +5,60 @@
 #include "kiln/model/backend.hpp"
 #include "kiln/model/json_reader.hpp"
 #include "kiln/model/manifest.hpp"
+#include "kiln/model/protocol_read.hpp"
 #include "kiln/problem_json.hpp"
 
+// The reading half reads field by field through JsonNode: a manifest of a wrong type, a missing
+// key or a bad expression is one error naming the file and the field's JSON pointer.
 namespace kiln::model {
 namespace {
 
 using ordered_json = nlohmann::ordered_json;
+namespace read = protocol_read;
+
+Expr expr_at(const JsonNode& node) {
+  try {
+    return Expr::parse(node.string());
+  } catch (const ExprError& e) {
+    node.fail(e.what());
+  }
+}
+
+std::vector<JsonNode> array_at(const JsonNode& node) {
+  node.require_array();
+  return node.elements();
+}
+
+std::vector<JsonNode> object_at(const JsonNode& node) {
+  node.require_object();
+  return node.members();
+}
+
+// A variant's canonical name joins the kernel's and every parameter's: an identifier that may be
+// longer than the ones a space file names.
+const std::string& name_at(const JsonNode& node) {
+  const std::string& name = node.string();
+  if (!is_identifier(name)) node.fail("expected a name ([A-Za-z_][A-Za-z0-9_]*), got " + describe_json(node.json()));
+  return name;
+}
+
+// The members of an object whose keys name things (derived values, features, work terms, dims).
+std::vector<JsonNode> named_at(const JsonNode& node) {
+  std::vector<JsonNode> members = object_at(node);
+  for (const JsonNode& m : members) {
+    if (!is_identifier(m.key())) m.fail("a name must be an identifier");
+  }
+  return members;
+}
 
 ordered_json value_json(const Value& v) {
   return std::visit([](const auto& x) { return ordered_json(x); }, v);
 }
 
-Value value_from_json(const ordered_json& j) {
-  if (j.is_number_integer()) return j.get<std::int64_t>();
-  return j.get<std::string>();
+Value value_from_node(const JsonNode& node) {
+  if (node.is_integer()) return node.integer();
+  if (!node.json().is_string()) node.fail("expected an integer or a string, got " + describe_json(node.json()));
+  return node.string();
 }
 
 ordered_json problems_json(const std::vector<Problem>& problems) {
@@ -27,10 +67,17 @@ ordered_json problems_json(const std::vector<Problem>& problems) {
   return out;
 }
 
-std::vector<Problem> problems_from_json(const ordered_json& list) {
+std::vector<Problem> problems_from_node(const JsonNode& list) {
   std::vector<Problem> out;
-  for (const auto& p : list) out.push_back(problem_from_json(p));
+  for (const JsonNode& p : array_at(list)) {
+    p.require_object();
+    out.push_back(read::problem(p));
+  }
   return out;
+}
+
+std::vector<Problem> optional_problems(const JsonNode& root, const char* key) {
+  return root.has(key) ? problems_from_node(root[key]) : std::vector<Problem>{};
 }
 
 ordered_json parameters_json(const std::vector<Parameter>& parameters) {
@@ -43,14 +90,15 @@ ordered_json parameters_json(const std::vector<Parameter>& parameters) {
   return out;
 }
 
-Parameter parameter_from_json(const ordered_json& j, const std::string& label) {
+Parameter parameter_from_node(const JsonNode& j) {
   Parameter p;
-  p.name = j.at("name").get<std::string>();
-  for (const auto& v : j.at("values")) p.values.push_back(value_from_json(v));
-  const Value default_value = value_from_json(j.at("default"));
+  p.name = j["name"].identifier();
+  for (const JsonNode& v : array_at(j["values"])) p.values.push_back(value_from_node(v));
+  if (p.values.empty()) j["values"].fail("a parameter needs at least one value");
+  const Value default_value = value_from_node(j["default"]);
   const auto it = std::find(p.values.begin(), p.values.end(), default_value);
   if (it == p.values.end()) {
-    throw InputError(label + ": the default of parameter " + p.name + " is not one of its values");
+    j["default"].fail("the default of parameter " + p.name + " is not one of its values");
   }
   p.default_index = static_cast<std::size_t>(it - p.values.begin());
   return p;
@@ -75,16 +123,26 @@ ordered_json dim_json(const Dim& dim) {
           {"domain", {{"min", dim.range->min}, {"max", dim.range->max}, {"scale", dim.range->log ? "log" : "linear"}}}};
 }
 
-Dim dim_from_json(const std::string& name, const ordered_json& type) {
+// "int", ["a", "b"] (symbolic) or {"type": "int", "domain": {"min", "max", "scale"}}.
+Dim dim_from_node(const JsonNode& type) {
   Dim d;
-  d.name = name;
-  if (type.is_array()) {
+  d.name = type.key();
+  const auto& j = type.json();
+  if (j.is_array()) {
     d.symbolic = true;
-    d.domain = type.get<std::vector<std::string>>();
-  } else if (type.is_object()) {
-    const auto& range = type.at("domain");
-    d.range = IntRange{range.at("min").get<std::int64_t>(), range.at("max").get<std::int64_t>(),
-                       range.at("scale").get<std::string>() == "log"};
+    for (const JsonNode& symbol : type.elements()) d.domain.push_back(symbol.string());
+  } else if (j.is_object()) {
+    if (type["type"].string() != "int") type["type"].fail("expected \"int\", got " + describe_json(type["type"].json()));
+    const JsonNode range = type["domain"];
+    range.require_object();
+    const std::int64_t min = range["min"].integer(), max = range["max"].integer();
+    if (min > max) range["max"].fail("below min (" + std::to_string(min) + ")");
+    const std::string& scale = range["scale"].string();
+    if (scale != "log" && scale != "linear") range["scale"].fail("expected \"log\" or \"linear\", got " + describe_json(range["scale"].json()));
+    if (scale == "log" && min < 1) range["min"].fail("a log scale starts at 1 or above, got " + std::to_string(min));
+    d.range = IntRange{min, max, scale == "log"};
+  } else if (!j.is_string() || j.get<std::string>() != "int") {
+    type.fail("expected \"int\", a list of symbols or an int domain, got " + describe_json(j));
   }
   return d;
 }
@@ -109,19 +167,16 @@ ordered_json problem_json(const Manifest& m) {
   return out;
 }
 
-void problem_section_from_json(const ordered_json& problem, Manifest& m) {
-  for (const auto& [name, type] : problem.at("dims").items()) m.dims.push_back(dim_from_json(name, type));
-  for (const auto& c : problem.value("domain_constraints", ordered_json::array())) {
-    m.domain_constraints.push_back(Expr::parse(c.get<std::string>()));
+void problem_section_from_node(const JsonNode& problem, Manifest& m) {
+  problem.require_object();
+  for (const JsonNode& type : named_at(problem["dims"])) m.dims.push_back(dim_from_node(type));
+  if (problem.has("domain_constraints")) {
+    for (const JsonNode& c : array_at(problem["domain_constraints"])) m.domain_constraints.push_back(expr_at(c));
   }
-  const ordered_json features = problem.value("features", ordered_json::object());
-  if (!features.is_object()) throw InputError("problem.features: expected an object of named expressions");
-  for (const auto& [name, text] : features.items()) {
-    m.features.push_back(Feature{name, Expr::parse(text.get<std::string>())});
+  if (problem.has("features")) {
+    for (const JsonNode& f : named_at(problem["features"])) m.features.push_back(Feature{f.key(), expr_at(f)});
   }
-  for (const auto& [name, text] : problem.at("work").items()) {
-    m.work.push_back(WorkTerm{name, Expr::parse(text.get<std::string>())});
-  }
+  for (const JsonNode& term : named_at(problem["work"])) m.work.push_back(WorkTerm{term.key(), expr_at(term)});
 }
 
 ordered_json pruned_json(const Manifest& m) {
@@ -132,11 +187,16 @@ ordered_json pruned_json(const Manifest& m) {
   return {{"total", m.pruned.total}, {"feasible", m.pruned.feasible}, {"by_constraint", by_constraint}};
 }
 
-Pruned pruned_from_json(const ordered_json& j) {
+Pruned pruned_from_node(const JsonNode& j) {
+  j.require_object();
   Pruned p;
-  p.total = j.at("total").get<std::uint64_t>();
-  p.feasible = j.at("feasible").get<std::uint64_t>();
-  for (const auto& c : j.at("by_constraint")) p.by_constraint.push_back(c.at("count").get<std::uint64_t>());
+  p.total = read::count(j["total"]);
+  p.feasible = read::count(j["feasible"]);
+  if (p.feasible > p.total) j["feasible"].fail("more than the total (" + std::to_string(p.total) + ")");
+  for (const JsonNode& c : array_at(j["by_constraint"])) {
+    c.require_object();
+    p.by_constraint.push_back(read::count(c["count"]));
+  }
   return p;
 }
 
@@ -167,95 +227,119 @@ ordered_json tuning_json(const Manifest& m) {
   return t;
 }
 
-Tuning tuning_from_json(const ordered_json& j) {
+// The tuning section as the generator wrote it from a checked space (generator/src/space.cpp,
+// load_tuning): the same ranges, read again because a manifest is a file like any other.
+Tuning tuning_from_node(const JsonNode& j) {
+  j.require_object();
   Tuning t;
-  t.max_variants = j.at("max_variants").get<std::int64_t>();
-  t.timeout_s = j.at("timeout_s").get<std::int64_t>();
-  t.coverage = j.value("coverage", t.coverage);
-  t.held_out = j.value("held_out", t.held_out);
-  t.regret_tolerance = j.value("regret_tolerance", t.regret_tolerance);
-  t.min_leaf_points = j.value("min_leaf_points", t.min_leaf_points);
-  t.screen = j.value("screen", t.screen);
-  t.refine = j.value("refine", t.refine);
-  t.alternate = j.value("alternate", t.alternate);
-  if (j.contains("reach")) {
-    const ordered_json& r = j.at("reach");
-    if (!r.is_object() || r.empty()) throw InputError("tuning.reach: expected an object of int dims and expressions, got " + r.dump());
-    for (const auto& [dim, text] : r.items()) t.reach.push_back(Reach{dim, Expr::parse(text.get<std::string>())});
-  }
-  if (j.contains("search")) {
-    t.search = j.at("search").get<std::string>();
-    if (!is_search_strategy(t.search)) throw InputError("tuning.search: unknown search strategy '" + t.search + "'");
-  }
-  if (j.contains("budget")) {
-    const ordered_json& b = j.at("budget");
-    if (!b.is_number() || !is_search_budget(b.get<double>(), b.is_number_integer())) {
-      throw InputError("tuning.budget: expected a count of variants or a fraction of the space below 1, got " + b.dump());
+  t.max_variants = j["max_variants"].positive_integer();
+  t.timeout_s = j["timeout_s"].positive_integer();
+  if (j.has("coverage")) t.coverage = read::non_negative_integer(j["coverage"]);
+  if (j.has("held_out")) t.held_out = read::non_negative_integer(j["held_out"]);
+  if (j.has("regret_tolerance")) {
+    t.regret_tolerance = j["regret_tolerance"].positive_number();
+    if (t.regret_tolerance < 1 || t.regret_tolerance > 10) {
+      j["regret_tolerance"].fail("expected a ratio of times from 1 to 10, got " + describe_json(j["regret_tolerance"].json()));
     }
-    t.budget = b.dump();
   }
-  if (j.contains("search_options")) {
-    const ordered_json& o = j.at("search_options");
-    if (!o.is_object()) throw InputError("tuning.search_options: expected an object, got " + o.dump());
-    for (const auto& [key, value] : o.items()) {
-      if (!is_search_option(t.search, key)) {
-        throw InputError("tuning.search_options: search '" + t.search + "' has no option '" + key + "'");
-      }
-      if (!value.is_number() || value.get<double>() <= 0) {
-        throw InputError("tuning.search_options." + key + ": expected a positive number, got " + value.dump());
-      }
-      t.search_options.emplace_back(key, value.dump());
+  if (j.has("min_leaf_points")) t.min_leaf_points = read::non_negative_integer(j["min_leaf_points"]);  // 0: auto
+  if (j.has("screen")) t.screen = read::non_negative_integer(j["screen"]);
+  if (j.has("refine")) t.refine = read::non_negative_integer(j["refine"]);
+  if (j.has("alternate")) {
+    for (const JsonNode& name : array_at(j["alternate"])) t.alternate.push_back(name.identifier());
+  }
+  if (j.has("reach")) {
+    const JsonNode r = j["reach"];
+    if (!r.json().is_object() || r.json().empty()) {
+      r.fail("expected an object of int dims and expressions, at least one, got " + (r.json().is_object() ? std::string("none") : describe_json(r.json())));
+    }
+    for (const JsonNode& reach : named_at(r)) t.reach.push_back(Reach{reach.key(), expr_at(reach)});
+  }
+  if (j.has("search")) {
+    t.search = j["search"].string();
+    if (!is_search_strategy(t.search)) j["search"].fail("unknown search strategy '" + t.search + "'");
+  }
+  if (j.has("budget")) {
+    const JsonNode b = j["budget"];
+    if (!b.json().is_number() || !is_search_budget(b.json().get<double>(), b.json().is_number_integer())) {
+      b.fail("expected a count of variants or a fraction of the space below 1, got " + describe_json(b.json()));
+    }
+    t.budget = b.json().dump();
+  }
+  if (j.has("search_options")) {
+    const JsonNode o = j["search_options"];
+    if (!o.json().is_object()) o.fail("expected an object, got " + describe_json(o.json()));
+    for (const JsonNode& option : o.members()) {
+      if (!is_search_option(t.search, option.key())) option.fail("search '" + t.search + "' has no option '" + option.key() + "'");
+      option.positive_number();
+      t.search_options.emplace_back(option.key(), option.json().dump());
     }
   }
   return t;
 }
 
-Manifest fields_from_json(const ordered_json& j, const std::string& label, const std::filesystem::path& base_dir) {
+Manifest fields_from_node(const JsonNode& j, const std::filesystem::path& base_dir) {
   Manifest m;
-  m.kernel = j.at("kernel").get<std::string>();
-  m.backend = std::string(backend_named(j.at("backend").get<std::string>()).name);
-  m.description = j.at("description").get<std::string>();
-  m.space_file = j.at("space_file").get<std::string>();
-  m.space_hash = j.at("space_hash").get<std::string>();
-  m.target = j.at("target").get<std::string>();
-  m.harness = Harness{j.at("harness").at("include").get<std::string>(), j.at("harness").at("workload").get<std::string>()};
-  for (const auto& p : j.at("parameters")) m.parameters.push_back(parameter_from_json(p, label));
-  for (const auto& [name, text] : j.at("derived").items()) {
-    m.derived.push_back(Derived{name, Expr::parse(text.get<std::string>())});
+  m.kernel = name_at(j["kernel"]);
+  const JsonNode backend = j["backend"];
+  try {
+    m.backend = std::string(backend_named(backend.string()).name);
+  } catch (const kiln::Error& e) {
+    backend.fail(e.what());
   }
-  for (const auto& c : j.at("constraints")) {
-    m.constraints.push_back(Constraint{Expr::parse(c.at("expr").get<std::string>()), c.at("why").get<std::string>()});
+  m.description = j["description"].string();
+  m.space_file = j["space_file"].string();
+  m.space_hash = j["space_hash"].string();
+  m.target = j["target"].string();
+  const JsonNode harness = j["harness"];
+  harness.require_object();
+  m.harness = Harness{harness["include"].string(), harness["workload"].string()};
+  for (const JsonNode& p : array_at(j["parameters"])) {
+    p.require_object();
+    m.parameters.push_back(parameter_from_node(p));
   }
-  for (const auto& v : j.at("variants")) {
+  for (const JsonNode& d : named_at(j["derived"])) m.derived.push_back(Derived{d.key(), expr_at(d)});
+  for (const JsonNode& c : array_at(j["constraints"])) {
+    c.require_object();
+    m.constraints.push_back(Constraint{expr_at(c["expr"]), c["why"].string()});
+  }
+  for (const JsonNode& v : array_at(j["variants"])) {
+    v.require_object();
     Variant variant;
-    variant.name = v.at("name").get<std::string>();
-    for (const Parameter& p : m.parameters) variant.params.push_back(value_from_json(v.at("params").at(p.name)));
-    variant.source = v.at("source").get<std::string>();
+    variant.name = name_at(v["name"]);
+    const JsonNode params = v["params"];
+    params.require_object();
+    for (const Parameter& p : m.parameters) variant.params.push_back(value_from_node(params[p.name]));
+    const JsonNode source = v["source"];
+    if (source.string().empty()) source.fail("an empty path");
+    variant.source = source.string();
     if (variant.source.is_relative()) variant.source = base_dir / variant.source;
-    if (v.contains("reach")) {
-      for (const auto& [dim, value] : v.at("reach").items()) {
-        if (!value.is_number_integer() || value.get<std::int64_t>() < 1) {
-          throw InputError("variant " + variant.name + ": reach." + dim + ": expected a whole number >= 1, got " + value.dump());
+    if (v.has("reach")) {
+      for (const JsonNode& reach : named_at(v["reach"])) {
+        if (!reach.is_integer() || reach.integer() < 1) {
+          reach.fail("expected a whole number >= 1, got " + describe_json(reach.json()));
         }
-        variant.reach[dim] = value.get<std::int64_t>();
+        variant.reach[reach.key()] = reach.integer();
       }
     }
     m.variants.push_back(std::move(variant));
   }
-  m.default_variant = j.at("default_variant").get<std::string>();
-  m.pruned = pruned_from_json(j.at("pruned"));
-  problem_section_from_json(j.at("problem"), m);
-  m.problems = problems_from_json(j.at("problems"));
-  m.checks = problems_from_json(j.at("checks"));
-  m.coverage = problems_from_json(j.value("coverage", ordered_json::array()));
-  m.held_out = problems_from_json(j.value("held_out", ordered_json::array()));
-  m.refine_candidates = problems_from_json(j.value("refine_candidates", ordered_json::array()));
-  for (const auto& b : j.at("buckets")) {
-    m.buckets.push_back(Bucket{b.at("name").get<std::string>(), Expr::parse(b.at("when").get<std::string>())});
+  m.default_variant = j["default_variant"].string();
+  m.pruned = pruned_from_node(j["pruned"]);
+  problem_section_from_node(j["problem"], m);
+  m.problems = problems_from_node(j["problems"]);
+  m.checks = problems_from_node(j["checks"]);
+  m.coverage = optional_problems(j, "coverage");
+  m.held_out = optional_problems(j, "held_out");
+  m.refine_candidates = optional_problems(j, "refine_candidates");
+  for (const JsonNode& b : array_at(j["buckets"])) {
+    b.require_object();
+    m.buckets.push_back(Bucket{b["name"].string(), expr_at(b["when"])});
   }
-  const ordered_json& tolerance = j.at("tolerance");
-  for (const char* dtype : {"fp32", "fp16", "bf16"}) m.tolerance[dtype] = tolerance.at(dtype).get<double>();
-  m.tuning = tuning_from_json(j.at("tuning"));
+  const JsonNode tolerance = j["tolerance"];
+  tolerance.require_object();
+  for (const char* dtype : {"fp32", "fp16", "bf16"}) m.tolerance[dtype] = read::non_negative(tolerance[dtype]);
+  m.tuning = tuning_from_node(j["tuning"]);
   return m;
 }
 
@@ -301,7 +385,7 @@ ordered_json to_json(const Manifest& m) {
 void check_problem_set(const Manifest& m, const std::vector<Problem>& set, const std::string& where) {
   for (std::size_t i = 0; i < set.size(); ++i) {
     const Problem& p = set[i];
-    const std::string at = where + "[" + std::to_string(i) + "] (" + p.key() + "): ";
+    const std::string at = "/" + where + "/" + std::to_string(i) + " (" + p.key() + "): ";
     for (const auto& [name, value] : p.dims()) {
       const bool known = std::any_of(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == name; });
       if (!known) throw InputError(at + "'" + name + "' is not a dim of the problem section");
@@ -322,25 +406,14 @@ void check_problem_set(const Manifest& m, const std::vector<Problem>& set, const
   }
 }
 
-Manifest from_json(const ordered_json& j, const std::string& label, const std::filesystem::path& base_dir) {
-  if (!j.is_object() || j.value("kiln_manifest", 0) != 1) {
+Manifest from_json(const JsonFile& file, const std::filesystem::path& base_dir) {
+  const std::string& label = file.label;
+  const auto& j = file.root;
+  const auto format = j.is_object() ? j.find("kiln_manifest") : j.end();
+  if (!j.is_object() || format == j.end() || !format->is_number_integer() || format->get<std::int64_t>() != 1) {
     throw InputError(label + ": not a Kiln manifest (kiln_manifest: 1)");
   }
-  Manifest m;
-  try {
-    m = fields_from_json(j, label, base_dir);
-  } catch (const InputError& e) {
-    // The file named once: a field's message (tuning.search: ...) gets it here.
-    const std::string what = e.what();
-    if (what.rfind(label + ": ", 0) == 0) throw;
-    throw InputError(label + ": " + what);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(label + ": manifest field missing or of the wrong type: " + e.what());
-  } catch (const ExprError& e) {
-    throw InputError(label + ": " + e.what());
-  } catch (const kiln::Error& e) {  // a problem that is not an object of integers and symbols
-    throw InputError(label + ": " + e.what());
-  }
+  Manifest m = fields_from_node(JsonNode::root(file), base_dir);
   try {
     check_problem_set(m, m.problems, "problems");
     check_problem_set(m, m.checks, "checks");
@@ -352,25 +425,25 @@ Manifest from_json(const ordered_json& j, const std::string& label, const std::f
   }
   for (const Feature& f : m.features) {
     if (std::any_of(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == f.name; })) {
-      throw InputError(label + ": problem.features: \"" + f.name + "\" is also a dim");
+      throw InputError(label + ": /problem/features/" + f.name + ": also a dim");
     }
     for (const auto& name : f.expr.names()) {
       const auto dim = std::find_if(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == name; });
       if (dim == m.dims.end() || dim->symbolic) {
-        throw InputError(label + ": problem.features." + f.name + " reads \"" + std::string(name) + "\", not an int dim");
+        throw InputError(label + ": /problem/features/" + f.name + ": reads \"" + std::string(name) + "\", not an int dim");
       }
     }
   }
   for (const std::string& name : m.tuning.alternate) {
     const auto dim = std::find_if(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == name; });
     if (dim == m.dims.end() || !dim->symbolic) {
-      throw InputError(label + ": tuning.alternate names \"" + name + "\", not a symbolic dim of the problem");
+      throw InputError(label + ": /tuning/alternate: names \"" + name + "\", not a symbolic dim of the problem");
     }
   }
   for (const Reach& r : m.tuning.reach) {
     const auto dim = std::find_if(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == r.dim; });
     if (dim == m.dims.end() || dim->symbolic) {
-      throw InputError(label + ": tuning.reach names \"" + r.dim + "\", not an int dim of the problem");
+      throw InputError(label + ": /tuning/reach/" + r.dim + ": not an int dim of the problem");
     }
   }
   // Every variant has a value for each reach and none besides: the learned dispatch reads them.
@@ -382,18 +455,23 @@ Manifest from_json(const ordered_json& j, const std::string& label, const std::f
     }
   }
   if (!m.variant_index(m.default_variant)) {
-    throw InputError(label + ": default variant " + m.default_variant + " is not among the variants");
+    throw InputError(label + ": /default_variant: " + m.default_variant + " is not among the variants");
   }
   if (m.pruned.by_constraint.size() != m.constraints.size()) {
-    throw InputError(label + ": pruned.by_constraint has " + std::to_string(m.pruned.by_constraint.size()) +
+    throw InputError(label + ": /pruned/by_constraint: " + std::to_string(m.pruned.by_constraint.size()) +
                      " entries for " + std::to_string(m.constraints.size()) + " constraints");
   }
   return m;
 }
 
+Manifest from_json(const ordered_json& j, const std::string& label, const std::filesystem::path& base_dir) {
+  const JsonFile file{label, "", j};
+  return from_json(file, base_dir);
+}
+
 Manifest load_manifest(const std::filesystem::path& file) {
   if (!std::filesystem::exists(file)) throw InputError(file.string() + ": no manifest (run `kiln generate` first)");
-  Manifest m = from_json(read_json_file(file, kMaxManifestBytes).root, file.string(), file.parent_path());
+  Manifest m = from_json(read_json_file(file, kMaxManifestBytes), file.parent_path());
   m.file = file;
   return m;
 }

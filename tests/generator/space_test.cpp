@@ -282,12 +282,12 @@ TEST_CASE("a space's own search and budget reach the manifest as written, and re
   hostile["tuning"]["search"] = "bayes";
   write_json(tmp / "out/manifest.json", hostile);
   CHECK_THAT(generator_error([&] { kiln::model::load_manifest(tmp / "out/manifest.json"); }),
-             kiln_test::ContainsSubstring("tuning.search: unknown search strategy 'bayes'"));
+             kiln_test::ContainsSubstring("/tuning/search: unknown search strategy 'bayes'"));
   hostile["tuning"]["search"] = "forest";
   hostile["tuning"]["budget"] = 2.5;
   write_json(tmp / "out/manifest.json", hostile);
   CHECK_THAT(generator_error([&] { kiln::model::load_manifest(tmp / "out/manifest.json"); }),
-             kiln_test::ContainsSubstring("tuning.budget: expected a count of variants or a fraction"));
+             kiln_test::ContainsSubstring("/tuning/budget: expected a count of variants or a fraction"));
 
   // The search's other options, as written and read back; a manifest's unknown or bad one refused.
   space["tuning"] = {{"search", "forest"}, {"budget", 0.25}, {"search_options", {{"batch", 8}, {"initial", 5}}}};
@@ -302,12 +302,12 @@ TEST_CASE("a space's own search and budget reach the manifest as written, and re
   hostile["tuning"]["search_options"]["population"] = 4;
   write_json(tmp / "options/manifest.json", hostile);
   CHECK_THAT(generator_error([&] { kiln::model::load_manifest(tmp / "options/manifest.json"); }),
-             kiln_test::ContainsSubstring("tuning.search_options: search 'forest' has no option 'population'"));
+             kiln_test::ContainsSubstring("/tuning/search_options/population: search 'forest' has no option 'population'"));
   hostile = with;
   hostile["tuning"]["search_options"]["batch"] = -1;
   write_json(tmp / "options/manifest.json", hostile);
   CHECK_THAT(generator_error([&] { kiln::model::load_manifest(tmp / "options/manifest.json"); }),
-             kiln_test::ContainsSubstring("tuning.search_options.batch: expected a positive number, got -1"));
+             kiln_test::ContainsSubstring("/tuning/search_options/batch: expected a positive number, got -1"));
 }
 
 TEST_CASE("a domain's features and alternating dims reach the manifest, and a hostile manifest's are refused",
@@ -336,20 +336,20 @@ TEST_CASE("a domain's features and alternating dims reach the manifest, and a ho
   hostile["problem"]["features"] = ordered_json::array({"rows"});
   std::string error = refused(hostile);
   CHECK_THAT(error, StartsWith(file + ": "));
-  CHECK_THAT(error, kiln_test::ContainsSubstring("problem.features: expected an object"));
+  CHECK_THAT(error, kiln_test::ContainsSubstring("/problem/features: expected an object"));
   hostile = m;
   hostile["problem"]["features"] = {{"rows", "cols * 2"}};
-  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("problem.features: \"rows\" is also a dim"));
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("/problem/features/rows: also a dim"));
   hostile = m;
   hostile["problem"]["features"] = {{"cells", "layout == 'rm' ? rows : cols"}};
   CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("reads \"layout\", not an int dim"));
   hostile = m;
   hostile["tuning"]["alternate"] = {"rows"};
-  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("tuning.alternate names \"rows\", not a symbolic dim"));
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("/tuning/alternate: names \"rows\", not a symbolic dim"));
   hostile = m;
   hostile["tuning"]["search"] = "bayes";
   error = refused(hostile);
-  CHECK_THAT(error, StartsWith(file + ": tuning.search: unknown search strategy 'bayes'"));
+  CHECK_THAT(error, StartsWith(file + ": /tuning/search: unknown search strategy 'bayes'"));
 }
 
 TEST_CASE("a hostile manifest's reach is refused with the file and the place", "[space]") {
@@ -365,19 +365,19 @@ TEST_CASE("a hostile manifest's reach is refused with the file and the place", "
   hostile["tuning"]["reach"] = {{"dtype", "VEC"}};
   std::string error = refused(hostile);
   CHECK_THAT(error, StartsWith(file + ": "));
-  CHECK_THAT(error, kiln_test::ContainsSubstring("tuning.reach names \"dtype\", not an int dim"));
+  CHECK_THAT(error, kiln_test::ContainsSubstring("/tuning/reach/dtype: not an int dim"));
   hostile = m;
   hostile["tuning"]["reach"] = ordered_json::object();
-  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("tuning.reach: expected an object of int dims"));
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("/tuning/reach: expected an object of int dims"));
   hostile = m;
   hostile["tuning"]["reach"] = {{"cols", "VEC *"}};
   CHECK_THAT(refused(hostile), StartsWith(file + ": "));
   hostile = m;
   hostile["variants"][0]["reach"]["cols"] = 0;
-  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("reach.cols: expected a whole number >= 1, got 0"));
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("/variants/0/reach/cols: expected a whole number >= 1, got 0"));
   hostile = m;
   hostile["variants"][1]["reach"]["cols"] = "64";
-  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("reach.cols: expected a whole number >= 1"));
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("/reach/cols: expected a whole number >= 1"));
   hostile = m;
   hostile["variants"][2].erase("reach");
   CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("its reach does not name the dims of tuning.reach"));

@@ -85,23 +85,86 @@ TEST_CASE("every key of a written manifest.json is read: rewriting what was read
   }
 }
 
-TEST_CASE("a manifest missing a key, or with one of the wrong type, is refused with its name", "[manifest]") {
-  const kiln::model::Manifest m = generated({source_dir() / "tests/generator/good/toy_cpu.space.json", "cpu"});
-  const nlohmann::ordered_json good = kiln::model::to_json(m);
-  for (const char* key : {"harness", "derived", "constraints", "pruned", "tolerance", "tuning", "checks"}) {
-    INFO(key);
-    nlohmann::ordered_json j = good;
-    j.erase(key);
-    CHECK_THROWS_WITH(kiln::model::from_json(j, "m.json", ""), ContainsSubstring("m.json: manifest field missing"));
+TEST_CASE("a wrong, missing or out-of-range field of a manifest is one error naming the file and its JSON pointer",
+          "[manifest]") {
+  const nlohmann::ordered_json plain =
+      kiln::model::to_json(generated({source_dir() / "tests/generator/good/toy_cpu.space.json", "cpu"}));
+  const nlohmann::ordered_json domain =
+      kiln::model::to_json(generated({source_dir() / "tests/generator/good/domain_reach_cpu.space.json", "cpu"}));
+  REQUIRE(domain.contains("coverage"));
+  REQUIRE(domain["tuning"].contains("reach"));
+  const struct {
+    bool with_domain;
+    const char* pointer;
+    nlohmann::ordered_json value;  // null: the field removed
+    const char* said;
+  } cases[] = {
+      {false, "/harness", nullptr, "/harness: required key is missing"},
+      {false, "/harness/workload", 3, "/harness/workload: expected a string"},
+      {false, "/derived", nullptr, "/derived: required key is missing"},
+      {false, "/derived", "x", "/derived: expected an object"},
+      {false, "/constraints", nullptr, "/constraints: required key is missing"},
+      {false, "/pruned", nullptr, "/pruned: required key is missing"},
+      {false, "/pruned/total", -1, "/pruned/total: expected a whole number >= 0"},
+      {false, "/tolerance", nullptr, "/tolerance: required key is missing"},
+      {false, "/tolerance/bf16", "tight", "/tolerance/bf16: expected a number"},
+      {false, "/tuning", nullptr, "/tuning: required key is missing"},
+      {false, "/tuning/max_variants", nullptr, "/tuning/max_variants: required key is missing"},
+      {false, "/tuning/timeout_s", 0, "/tuning/timeout_s: "},
+      {false, "/checks", nullptr, "/checks: required key is missing"},
+      {false, "/kernel", nullptr, "/kernel: required key is missing"},
+      {false, "/kernel", 5, "/kernel: expected a string"},
+      {false, "/backend", "fpga", "/backend: "},
+      {false, "/variants/0/name", 5, "/variants/0/name: expected a string"},
+      {false, "/variants/0/name", nullptr, "/variants/0/name: required key is missing"},
+      {false, "/variants/0/name", "a b", "/variants/0/name: expected a name"},
+      {false, "/variants/0/params", "all", "/variants/0/params: expected an object"},
+      {false, "/variants/0/source", "", "/variants/0/source: an empty path"},
+      {false, "/variants", nullptr, "/variants: required key is missing"},
+      {false, "/parameters/0/values", "4", "/parameters/0/values: expected an array"},
+      {false, "/parameters/0/values/0", 1.5, "/parameters/0/values/0: expected an integer or a string"},
+      {false, "/parameters/0/default", "nope", "/parameters/0/default: the default of parameter"},
+      {false, "/buckets/0/when", "1 +", "/buckets/0/when: "},
+      {false, "/problems/0", "rows", "/problems/0: expected an object"},
+      {false, "/problems/0/n", 2.5, "/problems/0/n: expected an integer or a symbol"},
+      {false, "/problem/work", nullptr, "/problem/work: required key is missing"},
+      {false, "/problem/dims", 1, "/problem/dims: expected an object"},
+      {false, "/default_variant", nullptr, "/default_variant: required key is missing"},
+      {false, "/default_variant", "nope", "/default_variant: nope is not among the variants"},
+      {true, "/coverage/0", 7, "/coverage/0: expected an object"},
+      {true, "/tuning/coverage", "many", "/tuning/coverage: expected an integer"},
+      {true, "/tuning/regret_tolerance", 0.5, "/tuning/regret_tolerance: expected a ratio of times from 1 to 10"},
+      {true, "/tuning/reach", "none", "/tuning/reach: expected an object"},
+      {true, "/variants/0/reach", 3, "/variants/0/reach: expected an object"},
+      {true, "/problem/dims/rows/domain/scale", "cubic", "/problem/dims/rows/domain/scale: expected \"log\" or \"linear\""},
+      {true, "/problem/dims/rows/domain/min", nullptr, "/problem/dims/rows/domain/min: required key is missing"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.pointer);
+    nlohmann::ordered_json bad = c.with_domain ? domain : plain;
+    const nlohmann::ordered_json::json_pointer at(c.pointer);
+    REQUIRE(bad.contains(at));
+    if (c.value.is_null()) {
+      bad[at.parent_pointer()].erase(at.back());
+    } else {
+      bad[at] = c.value;
+    }
+    try {
+      (void)kiln::model::from_json(bad, "m.json", "");
+      FAIL("read without an error");
+    } catch (const kiln::model::InputError& e) {
+      const std::string what = e.what();
+      INFO(what);
+      CHECK(what.rfind("m.json: ", 0) == 0);
+      CHECK(what.find(c.said) != std::string::npos);
+      CHECK(what.find('\n') == std::string::npos);
+      CHECK(what.find("[json.exception") == std::string::npos);
+    }
   }
-  nlohmann::ordered_json j = good;
-  j["buckets"][0]["when"] = "1 +";
-  CHECK_THROWS_WITH(kiln::model::from_json(j, "m.json", ""), ContainsSubstring("m.json: "));
-  j = good;
-  j["default_variant"] = "nope";
-  CHECK_THROWS_WITH(kiln::model::from_json(j, "m.json", ""),
-                    ContainsSubstring("m.json: default variant nope is not among the variants"));
-  j = good;
+  nlohmann::ordered_json j = plain;
+  j["kiln_manifest"] = "1";
+  CHECK_THROWS_WITH(kiln::model::from_json(j, "m.json", ""), ContainsSubstring("not a Kiln manifest"));
+  j = plain;
   j["kiln_manifest"] = 2;
   CHECK_THROWS_WITH(kiln::model::from_json(j, "m.json", ""), ContainsSubstring("not a Kiln manifest"));
 }

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/model/json_reader.hpp"
 #include "kiln/model/space_parts.hpp"
 #include "kiln/problem.hpp"
 
@@ -72,10 +73,12 @@ struct Manifest {
 // manifests made before domains existed.
 nlohmann::ordered_json to_json(const Manifest& m);
 
-// The manifest a JSON value holds; relative variant sources are resolved against `base_dir` (the
-// manifest file's directory; empty keeps them relative). Throws InputError naming `label` for a
-// missing field, a field of the wrong type, an expression that does not parse or a default
-// variant that is not among the variants.
+// The manifest a JSON file holds; relative variant sources are resolved against `base_dir` (the
+// manifest file's directory; empty keeps them relative). A missing field, a field of the wrong
+// type or range, an expression that does not parse or a default variant that is not among the
+// variants is one InputError: "<label>: <JSON pointer>: <what is wrong>".
+Manifest from_json(const JsonFile& file, const std::filesystem::path& base_dir);
+// The same for a JSON value already in memory, named `label` in messages (it is copied).
 Manifest from_json(const nlohmann::ordered_json& j, const std::string& label, const std::filesystem::path& base_dir);
 
 // Reads `file` (up to kMaxManifestBytes) with from_json(); `file` is recorded in the result.
