@@ -1,6 +1,7 @@
 #include "record.hpp"
 
 #include "kiln/model/json_reader.hpp"
+#include "kiln/model/names.hpp"
 #include "kiln/model/protocol_read.hpp"
 
 #include <fstream>
@@ -59,6 +60,12 @@ nlohmann::ordered_json domain_to_json(const RecordedDomain& d) {
 // still read.
 using model::JsonNode;
 namespace read = model::protocol_read;
+
+// `n[key]` as one line of text; without `missing` the key is required.
+std::string line_or(const JsonNode& n, std::string_view key, const char* missing) {
+  if (missing != nullptr && !n.has(key)) return missing;
+  return model::one_line_text(n[key], "a record's text");
+}
 
 std::string text_or(const JsonNode& n, std::string_view key, std::string missing) {
   return n.has(key) ? n[key].string() : missing;
@@ -175,20 +182,22 @@ Record record_from_json(const nlohmann::ordered_json& j, const std::string& orig
     root["kiln_record"].fail("a record of format 1 is expected (this Kiln reads no other), got " +
                              model::describe_json(j.at("kiln_record")));
   }
+  // Every text below reaches the dispatch header (its comments and provenance strings) and the
+  // report: one line each, without control characters.
   Record r;
-  r.kernel = root["kernel"].string();
-  r.backend = root["backend"].string();
-  r.space_hash = root["space_hash"].string();
-  r.context_key = text_or(root, "context_key", "");
+  r.kernel = line_or(root, "kernel", nullptr);
+  r.backend = line_or(root, "backend", nullptr);
+  r.space_hash = line_or(root, "space_hash", nullptr);
+  r.context_key = line_or(root, "context_key", "");
   const JsonNode d = root["device"];
   d.require_object();
-  r.preset = text_or(d, "preset", "");
-  r.device_name = d["name"].string();
-  r.compute_capability = text_or(d, "compute_capability", "");
-  r.driver = text_or(d, "driver", "");
-  r.cuda_runtime = text_or(d, "cuda_runtime", "");
-  r.date = root["date"].string();
-  r.strategy = text_or(root, "strategy", "");
+  r.preset = line_or(d, "preset", "");
+  r.device_name = line_or(d, "name", nullptr);
+  r.compute_capability = line_or(d, "compute_capability", "");
+  r.driver = line_or(d, "driver", "");
+  r.cuda_runtime = line_or(d, "cuda_runtime", "");
+  r.date = line_or(root, "date", nullptr);
+  r.strategy = line_or(root, "strategy", "");
   if (root.has("rates")) {
     root["rates"].require_object();
     for (const JsonNode& rate : root["rates"].members()) r.rates[rate.key()] = rate.positive_number();

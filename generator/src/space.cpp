@@ -21,28 +21,6 @@ void check_version(const JsonNode& root) {
   }
 }
 
-// A relative path of plain characters: nothing in it can escape the #include's quotes or climb out
-// of the kernel's include directories.
-bool is_safe_include(const std::string& path) {
-  if (path.empty() || path.front() == '/' || path.find("..") != std::string::npos) return false;
-  return std::all_of(path.begin(), path.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-           c == '/' || c == '-';
-  });
-}
-
-// `a::b::C`, optionally with a leading `::`; every part an identifier and not a keyword.
-bool is_qualified_name(std::string_view name) {
-  if (name.substr(0, 2) == "::") name.remove_prefix(2);
-  while (true) {
-    const std::size_t sep = name.find("::");
-    const std::string_view part = name.substr(0, sep);
-    if (!is_identifier(part) || is_cpp_keyword(part)) return false;
-    if (sep == std::string_view::npos) return true;
-    name.remove_prefix(sep + 2);
-  }
-}
-
 // One element of `values` (or the default): an integer or a plain identifier, nothing else, so
 // that no text from the space file reaches generated code unchecked.
 Value parameter_value(const JsonNode& node) {
@@ -173,13 +151,7 @@ void check_variant_name_length(const JsonNode& parameters, const Space& space) {
   }
 }
 
-std::string load_description(const JsonNode& node) {
-  const std::string& text = node.string();
-  if (std::any_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; })) {
-    node.fail("the description must be one line without control characters");
-  }
-  return text;
-}
+std::string load_description(const JsonNode& node) { return model::one_line_text(node, "the description"); }
 
 Tolerance load_tolerance(const JsonNode& node) {
   node.require_object({"fp32", "fp16", "bf16"}, {});

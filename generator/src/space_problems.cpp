@@ -121,6 +121,7 @@ void load_problem(const JsonNode& problem, DeclaredNames& names, Space& space) {
     features.require_object();
     features.require_at_most(kMaxFeatures, "features");
     for (const JsonNode& member : features.members()) {
+      check_name(member, member.key(), "feature");  // the learned dispatch's header names it
       names.declare(member, member.key(), "a problem feature");
       space.features.push_back(model::Feature{member.key(), load_expression(space, member, ints)});
     }
@@ -141,7 +142,8 @@ void load_buckets(const JsonNode& buckets, Space& space) {
   for (const JsonNode& element : buckets.elements()) {
     element.require_object({"name", "when"}, {"name", "when"});
     const JsonNode name = element["name"];
-    const std::string& text = name.identifier();
+    const std::string& text = name.identifier();  // an enumerator of the dispatch header
+    if (is_cpp_keyword(text)) name.fail("'" + text + "' is a C++ keyword or standard macro and cannot name a bucket");
     for (const Bucket& other : space.buckets) {
       if (other.name == text) name.fail("bucket name '" + text + "' is already used");
     }

@@ -16,8 +16,19 @@ std::string member(const Parameter& param, const Value& v) {
 std::string cpp_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20 || byte == 0x7f) {
+      // Three octal digits: a control character can neither end the literal's line nor merge
+      // with the characters after it.
+      const char octal[] = {'\\', static_cast<char>('0' + (byte >> 6)), static_cast<char>('0' + ((byte >> 3) & 7)),
+                            static_cast<char>('0' + (byte & 7)), '\0'};
+      out += octal;
+    } else {
+      out += c;
+    }
   }
   return out + "\"";
 }

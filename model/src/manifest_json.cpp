@@ -5,6 +5,7 @@
 #include "kiln/model/backend.hpp"
 #include "kiln/model/json_reader.hpp"
 #include "kiln/model/manifest.hpp"
+#include "kiln/model/names.hpp"
 #include "kiln/model/protocol_read.hpp"
 #include "kiln/problem_json.hpp"
 
@@ -42,24 +43,29 @@ const std::string& name_at(const JsonNode& node) {
   return name;
 }
 
-// The members of an object whose keys name things (derived values, features, work terms, dims).
-std::vector<JsonNode> named_at(const JsonNode& node) {
+// The members of an object whose keys name things that become C++ names in generated code
+// (derived values, features, dims; `what` says which), checked as the space's names were.
+std::vector<JsonNode> named_at(const JsonNode& node, const std::string& what) {
   std::vector<JsonNode> members = object_at(node);
-  for (const JsonNode& m : members) {
-    if (!is_identifier(m.key())) m.fail("a name must be an identifier");
-  }
+  for (const JsonNode& m : members) check_name(m, m.key(), what);
   return members;
+}
+
+// A parameter's value or a symbol: an integer, or an identifier of up to kMaxIdentifierBytes.
+Value value_from_node(const JsonNode& node) {
+  if (node.is_integer()) return node.integer();
+  if (!node.json().is_string() || !is_identifier(node.json().get_ref<const std::string&>())) {
+    node.fail("expected an integer or an identifier, got " + describe_json(node.json()));
+  }
+  check_identifier_length(node, node.string());
+  return node.string();
 }
 
 ordered_json value_json(const Value& v) {
   return std::visit([](const auto& x) { return ordered_json(x); }, v);
 }
 
-Value value_from_node(const JsonNode& node) {
-  if (node.is_integer()) return node.integer();
-  if (!node.json().is_string()) node.fail("expected an integer or a string, got " + describe_json(node.json()));
-  return node.string();
-}
+
 
 ordered_json problems_json(const std::vector<Problem>& problems) {
   ordered_json out = ordered_json::array();
@@ -92,8 +98,15 @@ ordered_json parameters_json(const std::vector<Parameter>& parameters) {
 
 Parameter parameter_from_node(const JsonNode& j) {
   Parameter p;
-  p.name = j["name"].identifier();
-  for (const JsonNode& v : array_at(j["values"])) p.values.push_back(value_from_node(v));
+  p.name = j["name"].string();
+  check_name(j["name"], p.name, "parameter");
+  if (has_reserved_prefix(p.name)) j["name"].fail("parameter names may not start with 'kiln' (in any letter case)");
+  for (const JsonNode& v : array_at(j["values"])) {
+    p.values.push_back(value_from_node(v));
+    if (p.values.front().index() != p.values.back().index()) {
+      v.fail("a parameter's values are all integers or all identifiers, got " + describe_json(v.json()));
+    }
+  }
   if (p.values.empty()) j["values"].fail("a parameter needs at least one value");
   const Value default_value = value_from_node(j["default"]);
   const auto it = std::find(p.values.begin(), p.values.end(), default_value);
@@ -130,7 +143,12 @@ Dim dim_from_node(const JsonNode& type) {
   const auto& j = type.json();
   if (j.is_array()) {
     d.symbolic = true;
-    for (const JsonNode& symbol : type.elements()) d.domain.push_back(symbol.string());
+    for (const JsonNode& symbol : type.elements()) {
+      const std::string& value = symbol.identifier();
+      if (std::find(d.domain.begin(), d.domain.end(), value) != d.domain.end()) symbol.fail("duplicate value " + value);
+      d.domain.push_back(value);
+    }
+    if (d.domain.empty()) type.fail("a symbolic dim needs at least one value");
   } else if (j.is_object()) {
     if (type["type"].string() != "int") type["type"].fail("expected \"int\", got " + describe_json(type["type"].json()));
     const JsonNode range = type["domain"];
@@ -169,14 +187,17 @@ ordered_json problem_json(const Manifest& m) {
 
 void problem_section_from_node(const JsonNode& problem, Manifest& m) {
   problem.require_object();
-  for (const JsonNode& type : named_at(problem["dims"])) m.dims.push_back(dim_from_node(type));
+  for (const JsonNode& type : named_at(problem["dims"], "dim")) m.dims.push_back(dim_from_node(type));
   if (problem.has("domain_constraints")) {
     for (const JsonNode& c : array_at(problem["domain_constraints"])) m.domain_constraints.push_back(expr_at(c));
   }
   if (problem.has("features")) {
-    for (const JsonNode& f : named_at(problem["features"])) m.features.push_back(Feature{f.key(), expr_at(f)});
+    for (const JsonNode& f : named_at(problem["features"], "feature")) m.features.push_back(Feature{f.key(), expr_at(f)});
   }
-  for (const JsonNode& term : named_at(problem["work"])) m.work.push_back(WorkTerm{term.key(), expr_at(term)});
+  for (const JsonNode& term : object_at(problem["work"])) {
+    if (!is_identifier(term.key())) term.fail("a work term's name must be an identifier");
+    m.work.push_back(WorkTerm{term.key(), expr_at(term)});
+  }
 }
 
 ordered_json pruned_json(const Manifest& m) {
@@ -253,7 +274,7 @@ Tuning tuning_from_node(const JsonNode& j) {
     if (!r.json().is_object() || r.json().empty()) {
       r.fail("expected an object of int dims and expressions, at least one, got " + (r.json().is_object() ? std::string("none") : describe_json(r.json())));
     }
-    for (const JsonNode& reach : named_at(r)) t.reach.push_back(Reach{reach.key(), expr_at(reach)});
+    for (const JsonNode& reach : named_at(r, "dim")) t.reach.push_back(Reach{reach.key(), expr_at(reach)});
   }
   if (j.has("search")) {
     t.search = j["search"].string();
@@ -280,25 +301,34 @@ Tuning tuning_from_node(const JsonNode& j) {
 
 Manifest fields_from_node(const JsonNode& j, const std::filesystem::path& base_dir) {
   Manifest m;
-  m.kernel = name_at(j["kernel"]);
+  m.kernel = j["kernel"].string();
+  check_name(j["kernel"], m.kernel, "kernel");  // it names the dispatch header's namespace
   const JsonNode backend = j["backend"];
   try {
     m.backend = std::string(backend_named(backend.string()).name);
   } catch (const kiln::Error& e) {
     backend.fail(e.what());
   }
-  m.description = j["description"].string();
-  m.space_file = j["space_file"].string();
-  m.space_hash = j["space_hash"].string();
-  m.target = j["target"].string();
+  m.description = one_line_text(j["description"], "the description");
+  m.space_file = one_line_text(j["space_file"], "the space file's path");
+  m.space_hash = one_line_text(j["space_hash"], "the space's hash");
+  m.target = one_line_text(j["target"], "the target's name");
   const JsonNode harness = j["harness"];
   harness.require_object();
   m.harness = Harness{harness["include"].string(), harness["workload"].string()};
+  if (!is_safe_include(m.harness.include)) {
+    harness["include"].fail("expected a relative path of letters, digits and _ . / - without '..', got " +
+                            describe_json(harness["include"].json()));
+  }
+  if (!is_qualified_name(m.harness.workload)) {
+    harness["workload"].fail("expected a qualified C++ class name such as a::b::Workload, got " +
+                             describe_json(harness["workload"].json()));
+  }
   for (const JsonNode& p : array_at(j["parameters"])) {
     p.require_object();
     m.parameters.push_back(parameter_from_node(p));
   }
-  for (const JsonNode& d : named_at(j["derived"])) m.derived.push_back(Derived{d.key(), expr_at(d)});
+  for (const JsonNode& d : named_at(j["derived"], "derived")) m.derived.push_back(Derived{d.key(), expr_at(d)});
   for (const JsonNode& c : array_at(j["constraints"])) {
     c.require_object();
     m.constraints.push_back(Constraint{expr_at(c["expr"]), c["why"].string()});
@@ -315,7 +345,7 @@ Manifest fields_from_node(const JsonNode& j, const std::filesystem::path& base_d
     variant.source = source.string();
     if (variant.source.is_relative()) variant.source = base_dir / variant.source;
     if (v.has("reach")) {
-      for (const JsonNode& reach : named_at(v["reach"])) {
+      for (const JsonNode& reach : named_at(v["reach"], "dim")) {
         if (!reach.is_integer() || reach.integer() < 1) {
           reach.fail("expected a whole number >= 1, got " + describe_json(reach.json()));
         }
@@ -324,7 +354,7 @@ Manifest fields_from_node(const JsonNode& j, const std::filesystem::path& base_d
     }
     m.variants.push_back(std::move(variant));
   }
-  m.default_variant = j["default_variant"].string();
+  m.default_variant = name_at(j["default_variant"]);
   m.pruned = pruned_from_node(j["pruned"]);
   problem_section_from_node(j["problem"], m);
   m.problems = problems_from_node(j["problems"]);
@@ -334,7 +364,9 @@ Manifest fields_from_node(const JsonNode& j, const std::filesystem::path& base_d
   m.refine_candidates = optional_problems(j, "refine_candidates");
   for (const JsonNode& b : array_at(j["buckets"])) {
     b.require_object();
-    m.buckets.push_back(Bucket{b["name"].string(), expr_at(b["when"])});
+    const std::string& name = b["name"].identifier();  // an enumerator of the dispatch header
+    if (is_cpp_keyword(name)) b["name"].fail("'" + name + "' is a C++ keyword or standard macro and cannot name a bucket");
+    m.buckets.push_back(Bucket{name, expr_at(b["when"])});
   }
   const JsonNode tolerance = j["tolerance"];
   tolerance.require_object();

@@ -9,6 +9,7 @@
 #include "kiln/gen/enumerate.hpp"
 #include "kiln/gen/generate.hpp"
 #include "kiln/model/json_reader.hpp"
+#include "kiln/model/config_struct.hpp"
 #include "kiln/model/manifest.hpp"
 #include "kiln_catch.hpp"
 #include "temp_dir.hpp"
@@ -122,7 +123,7 @@ TEST_CASE("a wrong, missing or out-of-range field of a manifest is one error nam
       {false, "/variants/0/source", "", "/variants/0/source: an empty path"},
       {false, "/variants", nullptr, "/variants: required key is missing"},
       {false, "/parameters/0/values", "4", "/parameters/0/values: expected an array"},
-      {false, "/parameters/0/values/0", 1.5, "/parameters/0/values/0: expected an integer or a string"},
+      {false, "/parameters/0/values/0", 1.5, "/parameters/0/values/0: expected an integer or an identifier"},
       {false, "/parameters/0/default", "nope", "/parameters/0/default: the default of parameter"},
       {false, "/buckets/0/when", "1 +", "/buckets/0/when: "},
       {false, "/problems/0", "rows", "/problems/0: expected an object"},
@@ -168,3 +169,11 @@ TEST_CASE("a wrong, missing or out-of-range field of a manifest is one error nam
   j["kiln_manifest"] = 2;
   CHECK_THROWS_WITH(kiln::model::from_json(j, "m.json", ""), ContainsSubstring("not a Kiln manifest"));
 }
+
+TEST_CASE("a C++ string literal of any text stays one literal on one line", "[manifest]") {
+  CHECK(kiln::model::cpp_string("plain") == "\"plain\"");
+  CHECK(kiln::model::cpp_string("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  // Octal escapes of three digits: "\0011" would otherwise read as one escape with the digit after it.
+  CHECK(kiln::model::cpp_string(std::string("x\ny\r\x7f") + '\0' + "1") == "\"x\\012y\\015\\177\\0001\"");
+}
+

@@ -128,3 +128,42 @@ TEST_CASE("a record that no longer fits the space falls back, with a warning") {
   other.kernel = "softmax_cuda";
   CHECK_THROWS_WITH(dispatch_header(toy.manifest, other, warnings), kiln_test::ContainsSubstring("not toy"));
 }
+
+TEST_CASE("text from a record or a manifest cannot become code in the header") {
+  // Readers refuse such text (hostile_files_test); the header escapes it anyway, since records and
+  // manifests are also built in memory.
+  kiln_test::GeneratedToy toy;
+  toy.manifest.description = "toy\nint injected_description = 1; \\";
+  Record r = toy_record();
+  r.device_name = "CPU\nint injected_device = 2;";
+  r.driver = "1\r\nint injected_driver = 3; // \\";
+  r.date = "2026-11-30\" \"\\";
+  std::vector<std::string> warnings;
+  const std::string header = dispatch_header(toy.manifest, r, warnings);
+  kiln_test::write_file(toy.dir / "include/kiln/tuned/toy.hpp", header);
+  kiln_test::write_file(toy.dir / "use.cpp", R"(
+#include "kiln/tuned/toy.hpp"
+int injected_description = 0, injected_device = 0, injected_driver = 0;  // a second definition would not compile
+int main() { return 0; }
+)");
+  std::string output;
+  auto sink = [&](const std::string& line) { output += line + "\n"; };
+  ChildResult built = run_child({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", "c++", "-std=c++17", "-Wall", "-Werror",
+                                 "-I" + (toy.dir / "include").string(),
+                                 "-I" + std::string(KILN_SOURCE_DIR) + "/autotune/include", (toy.dir / "use.cpp").string(),
+                                 "-o", (toy.dir / "use").string()},
+                                std::chrono::seconds(120), sink);
+  INFO(header.substr(0, 600));
+  INFO(output);
+  CHECK(built.exited_cleanly());
+  for (const char* name : {"injected_description", "injected_device", "injected_driver"}) {
+    // Each appears on a comment line or inside a string literal only.
+    std::size_t at = header.find(name);
+    REQUIRE(at != std::string::npos);
+    const std::size_t line = header.rfind('\n', at) + 1;
+    const bool comment = header.compare(line, 2, "//") == 0;
+    const bool literal = header.find('"', line) < at;
+    CHECK((comment || literal));
+  }
+}
+

@@ -10,6 +10,7 @@
 #include "record.hpp"
 #include "report.hpp"
 #include "temp_dir.hpp"
+#include "tuner_fixture.hpp"
 
 using namespace kiln::tuner;
 using kiln_test::ContainsSubstring;
@@ -75,3 +76,51 @@ TEST_CASE("a record's counts are whole numbers: a negative one is refused, not w
     CHECK_THROWS_WITH(load_record(bad), ContainsSubstring(bad.string()));
   }
 }
+
+TEST_CASE("a record's or manifest's text that could reach generated code is refused with its place") {
+  kiln_test::TempDir dir;
+  kiln_test::GeneratedToy toy;
+  const nlohmann::ordered_json manifest = nlohmann::ordered_json::parse(kiln_test::read_file(toy.dir / "out/manifest.json"));
+  const struct {
+    const char* pointer;
+    nlohmann::ordered_json value;
+    const char* said;
+  } manifest_cases[] = {
+      {"/description", "toy\nint injected = 1;", "/description: the description must be one line"},
+      {"/harness/include", "toy.hpp\"\n#include <cstdlib>", "/harness/include: expected a relative path"},
+      {"/harness/include", "../../etc/passwd", "/harness/include: expected a relative path"},
+      {"/harness/workload", "W; int x", "/harness/workload: expected a qualified C++ class name"},
+      {"/parameters/0/name", "int", "/parameters/0/name: 'int' is a C++ keyword"},
+      {"/parameters/0/values/0", "a\"b", "/parameters/0/values/0: expected an integer or an identifier"},
+      {"/buckets/0/name", "a b", "/buckets/0/name: "},
+      {"/buckets/0/name", "class", "/buckets/0/name: 'class' is a C++ keyword"},
+      {"/problem/dims/dtype/0", "fp32\")", "/problem/dims/dtype/0: "},
+      {"/space_hash", "00\n#error", "/space_hash: the space's hash must be one line"},
+  };
+  for (const auto& c : manifest_cases) {
+    INFO(c.pointer);
+    nlohmann::ordered_json bad = manifest;
+    const nlohmann::ordered_json::json_pointer at(c.pointer);
+    REQUIRE(bad.contains(at));
+    bad[at] = c.value;
+    const auto file = write(dir, "manifest.json", bad.dump());
+    try {
+      (void)load_manifest(file);
+      FAIL("read without an error");
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      CHECK_THAT(what, ContainsSubstring(file.string() + ": " + c.said));
+      CHECK(what.find('\n') == std::string::npos);
+    }
+  }
+  const nlohmann::ordered_json record = nlohmann::ordered_json::parse(
+      kiln_test::read_file(std::filesystem::path(KILN_SOURCE_DIR) / "presets/records/h200/topk_cuda.record.json"));
+  for (const char* pointer : {"/device/name", "/device/driver", "/date", "/strategy", "/space_hash"}) {
+    INFO(pointer);
+    nlohmann::ordered_json bad = record;
+    bad[nlohmann::ordered_json::json_pointer(pointer)] = "x\nint injected = 1;";
+    const auto file = write(dir, "r.json", bad.dump());
+    CHECK_THROWS_WITH(load_record(file), ContainsSubstring(file.string() + ": " + pointer + ": a record's text must be one line"));
+  }
+}
+

@@ -8,28 +8,18 @@
 #include <vector>
 
 #include "kiln/gen/model.hpp"
+#include "kiln/model/names.hpp"
 
 namespace kiln::gen {
 
-// True for the keywords and alternative operator tokens of C++20 (`class`, `int`, `and`...), the
-// identifiers with special meaning (`final`, `import`...), and the standard library's object-like
-// macros (`NULL`, `errno`...): none of them can name a generated struct member or namespace.
-bool is_cpp_keyword(std::string_view name);
-
-// True for identifiers C++ reserves to the implementation: any containing `__`, or starting with
-// `_` and a capital letter. (`__` also separates a variant name's kernel from its parameters.)
-bool is_reserved_identifier(std::string_view name);
-
-// Rejects (at `at`) a name longer than kMaxIdentifierBytes.
-void check_identifier_length(const JsonNode& at, const std::string& name);
-
-// True when `name` starts with "kiln" in any letter case: Config's `kiln_name` and the KILN_*
-// macros are taken.
-bool has_reserved_prefix(std::string_view name);
-
-// Rejects a declared name (at `at`) that is too long, not an identifier, a C++ keyword or reserved; `what` is the
-// kind of name for the message ("parameter", "derived", "dim").
-void check_name(const JsonNode& at, const std::string& name, const std::string& what);
+// The rules themselves are the model's: a manifest and a record are read by them too.
+using model::check_identifier_length;
+using model::check_name;
+using model::has_reserved_prefix;
+using model::is_cpp_keyword;
+using model::is_qualified_name;
+using model::is_reserved_identifier;
+using model::is_safe_include;
 
 // Remembers where each name was declared, and rejects a second declaration.
 class DeclaredNames {
