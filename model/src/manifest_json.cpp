@@ -65,8 +65,6 @@ ordered_json value_json(const Value& v) {
   return std::visit([](const auto& x) { return ordered_json(x); }, v);
 }
 
-
-
 ordered_json problems_json(const std::vector<Problem>& problems) {
   ordered_json out = ordered_json::array();
   for (const Problem& p : problems) out.push_back(problem_to_json(p));

@@ -12,8 +12,10 @@ foreach(part CMakeLists.txt cmake model generator autotune cli kernels presets)
 endforeach()
 
 set(build "${WORK}/build")
+# No build type: the test checks the build graph, not speed, and an optimized build of the tool
+# took 172 s of this 2-core machine against 119 s.
 kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE}/tests/integration/subproject" -B "${build}" -G Ninja
-         "-DKILN_SOURCE=${kiln_copy}" -DKILN_ENABLE_CUDA=OFF -DCMAKE_BUILD_TYPE=Release)
+         "-DKILN_SOURCE=${kiln_copy}" -DKILN_ENABLE_CUDA=OFF)
 kiln_run(COMMAND "${CMAKE_CTEST_COMMAND}" -N WORKING_DIRECTORY "${build}" OUTPUT_VARIABLE tests)
 kiln_expect("${tests}" "Total Tests: 0" "no Kiln test in the consumer's build")
 kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${build}" --target subproject_consumer)
