@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "kiln/text.hpp"
 #include "compile.hpp"
 #include "evaluate.hpp"
 #include "usage.hpp"
@@ -79,7 +80,8 @@ int header(const HeaderArgs& a) {
   if (!a.record.empty()) record = tuner::load_record(a.record);
   std::vector<std::string> warnings;
   std::string text = tuner::dispatch_header(m, record, warnings);
-  for (const auto& w : warnings) std::cerr << "kiln: warning: " << a.record << ": " << w << "\n";
+  // A warning quotes the record's names: one line each, whatever the record holds.
+  for (const auto& w : warnings) std::cerr << "kiln: warning: " << escape_controls(a.record + ": " + w) << "\n";
   tuner::write_if_changed(a.out, text);
   return 0;
 }

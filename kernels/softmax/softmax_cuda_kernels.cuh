@@ -303,9 +303,10 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
     // exps must come out 0, not NaN.
     const float m_exp = Tr::kSplit > 1 && m == -INFINITY ? 0.0f : m;
 
-    // exp(x - m) as ex2(x * log2 e - m * log2 e), one FFMA: the rounding of m * log2 e shifts every
-    // exponent of the row alike, which the division by the row's sum cancels. Missing elements
-    // hold -inf and give 0.
+    // exp(x - m) as ex2((x - m) * log2 e): subtracting first keeps the argument exact to an ulp
+    // at any magnitude (the one-FFMA form x log2 e - m log2 e is shifted by the rounding of
+    // m log2 e, 2^-24 of it: beyond |m| of about 1e9 that shift overflows ex2, and a row masked
+    // with -3.4e38 overflows m log2 e itself). Missing elements hold -inf and give 0.
     // Only elements that exist: a row narrower than the thread's vectors and peel slots (one lane
     // a row of 3 bf16 has 8 cached elements and 3 head and 3 tail slots with 8-byte vectors) would
     // otherwise pay an ex2 for every empty one; narrow rows are issue-bound (291 warp instructions
@@ -316,11 +317,11 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
       for (int i = 0; i < kPeelSlots; ++i) {
         const int e = t + i * Tr::kSpan;
         if (e < split.head) {
-          head[i] = ex2_ftz(fmaf(head[i], kLog2e, -m_exp * kLog2e));
+          head[i] = ex2_ftz((head[i] - m_exp) * kLog2e);
           s += head[i];
         }
         if (e < split.tail) {
-          tail[i] = ex2_ftz(fmaf(tail[i], kLog2e, -m_exp * kLog2e));
+          tail[i] = ex2_ftz((tail[i] - m_exp) * kLog2e);
           s += tail[i];
         }
       }
@@ -330,7 +331,7 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_cached_kernel(const T* _
       if (c * Tr::kSpan >= vec_limit) break;
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        x[c][k] = ex2_ftz(fmaf(x[c][k], kLog2e, -m_exp * kLog2e));
+        x[c][k] = ex2_ftz((x[c][k] - m_exp) * kLog2e);
         s += x[c][k];
       }
     }
@@ -415,7 +416,7 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_packed_kernel(const T* _
     float s = 0.0f;
 #pragma unroll
     for (int k = 0; k < COLS; ++k) {
-      x[k] = ex2_ftz(fmaf(x[k], kLog2e, -m * kLog2e));
+      x[k] = ex2_ftz((x[k] - m) * kLog2e);
       s += x[k];
     }
     const float inv = 1.0f / s;
@@ -532,7 +533,7 @@ __global__ void __launch_bounds__(Tr::kThreads) softmax_staged_kernel(const T* _
 #pragma unroll
       for (int k = 0; k < Tr::kCache; ++k) {
         if (k >= mine) break;
-        x[k] = ex2_ftz(fmaf(x[k], kLog2e, -m * kLog2e));
+        x[k] = ex2_ftz((x[k] - m) * kLog2e);
         s += x[k];
       }
       s = row_reduce<Tr, false>(s, slots.sum_of(group));
@@ -613,7 +614,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
     float s = 0.0f;
     if (m != -INFINITY) {
 #pragma unroll
-      for (int i = 0; i < kPeelSlots; ++i) s += ex2_ftz(fmaf(head[i], kLog2e, -m * kLog2e)) + ex2_ftz(fmaf(tail[i], kLog2e, -m * kLog2e));
+      for (int i = 0; i < kPeelSlots; ++i) s += ex2_ftz((head[i] - m) * kLog2e) + ex2_ftz((tail[i] - m) * kLog2e);
     }
 
     for (std::int64_t batch = 0; batch < split.vecs; batch += kBatchVecs) {
@@ -639,10 +640,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
 #pragma unroll
       for (int c = 0; c < kChunks; ++c)
 #pragma unroll
-        for (int k = 0; k < V; ++k) batch_sum += ex2_ftz(fmaf(x[c][k], kLog2e, -m_new * kLog2e));
-      // The rescale subtracts first: with m unchanged it must be exactly 1, where the FFMA form
-      // gives 2^(rounding of m * log2 e), a bias that compounds over the row's batches (1e-3
-      // relative at 20000 columns in 8-element batches).
+        for (int k = 0; k < V; ++k) batch_sum += ex2_ftz((x[c][k] - m_new) * kLog2e);
       s = s * ex2_ftz((m - m_new) * kLog2e) + batch_sum;
       m = m_new;
     }
@@ -677,11 +675,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
     for (int i = 0; i < kPeelSlots; ++i) {
       const int e = t + i * Tr::kSpan;
       if (e < split.head) {
-        head[i] = ex2_ftz(fmaf(head[i], kLog2e, -row_max * kLog2e)) * inv;
+        head[i] = ex2_ftz((head[i] - row_max) * kLog2e) * inv;
         P1::store(dst + e, &head[i]);
       }
       if (e < split.tail) {
-        tail[i] = ex2_ftz(fmaf(tail[i], kLog2e, -row_max * kLog2e)) * inv;
+        tail[i] = ex2_ftz((tail[i] - row_max) * kLog2e) * inv;
         P1::store(dst + tail_at + e, &tail[i]);
       }
     }
@@ -696,7 +694,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) softmax_streaming_kernel(cons
       for (int c = 0; c < kChunks; ++c) {
         if (c * Tr::kSpan < limit) {
 #pragma unroll
-          for (int k = 0; k < V; ++k) x[c][k] = ex2_ftz(fmaf(x[c][k], kLog2e, -row_max * kLog2e)) * inv;
+          for (int k = 0; k < V; ++k) x[c][k] = ex2_ftz((x[c][k] - row_max) * kLog2e) * inv;
           P::store(body_dst + batch * V + c * kStride, x[c]);
         }
       }

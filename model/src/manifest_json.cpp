@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kiln/model/backend.hpp"
+#include "kiln/model/domain_read.hpp"
 #include "kiln/model/json_reader.hpp"
 #include "kiln/model/manifest.hpp"
 #include "kiln/model/names.hpp"
@@ -148,15 +149,9 @@ Dim dim_from_node(const JsonNode& type) {
     }
     if (d.domain.empty()) type.fail("a symbolic dim needs at least one value");
   } else if (j.is_object()) {
+    type.require_object({"type", "domain"}, {"type", "domain"});
     if (type["type"].string() != "int") type["type"].fail("expected \"int\", got " + describe_json(type["type"].json()));
-    const JsonNode range = type["domain"];
-    range.require_object();
-    const std::int64_t min = range["min"].integer(), max = range["max"].integer();
-    if (min > max) range["max"].fail("below min (" + std::to_string(min) + ")");
-    const std::string& scale = range["scale"].string();
-    if (scale != "log" && scale != "linear") range["scale"].fail("expected \"log\" or \"linear\", got " + describe_json(range["scale"].json()));
-    if (scale == "log" && min < 1) range["min"].fail("a log scale starts at 1 or above, got " + std::to_string(min));
-    d.range = IntRange{min, max, scale == "log"};
+    d.range = read_int_range(type["domain"]);
   } else if (!j.is_string() || j.get<std::string>() != "int") {
     type.fail("expected \"int\", a list of symbols or an int domain, got " + describe_json(j));
   }

@@ -295,14 +295,18 @@ const std::map<std::string, ScanRunner>& scan_runners() {
 // Elem: the host element (float, or std::uint16_t bf16 bits); DevT: the kernel's element type.
 // in and out start in_shift and out_shift elements into their allocations; out has one element
 // more after the matrix, and every element out of the matrix must keep its poison (guards_intact).
+// With `huge`, the rows' offsets take turns among magnitudes a softmax meets in masked inputs
+// (a row filled with about the lowest float, -1e10, 1e9, -1e6) instead of the usual +-16.
 template <class Config, class Elem, class DevT>
 kiln::CheckResult run_softmax_phase(const kiln::softmax::Shape& s, std::uint64_t seed, int in_shift, int out_shift,
-                                    bool* guards_intact) {
+                                    bool* guards_intact, bool huge) {
   const auto count = static_cast<std::size_t>(s.rows * s.cols);
   kiln::Rng rng(seed);
   std::vector<Elem> in_host(count + in_shift);  // elements before in_shift are the offset
+  constexpr float kHugeOffsets[] = {-3.0e38f, -1.0e10f, 1.0e9f, -1.0e6f};
   for (std::int64_t r = 0; r < s.rows; ++r) {
-    const float offset = rng.uniform(kiln::softmax::kRowOffsetLo, kiln::softmax::kRowOffsetHi);
+    const float usual = rng.uniform(kiln::softmax::kRowOffsetLo, kiln::softmax::kRowOffsetHi);
+    const float offset = huge ? kHugeOffsets[r % 4] : usual;
     for (std::int64_t c = 0; c < s.cols; ++c) {
       const float v = offset + rng.uniform(kiln::softmax::kLogitLo, kiln::softmax::kLogitHi);
       if constexpr (std::is_same_v<Elem, float>) {
@@ -351,14 +355,14 @@ kiln::CheckResult run_softmax_phase(const kiln::softmax::Shape& s, std::uint64_t
 
 template <class Config>
 kiln::CheckResult run_softmax_phase_any(const kiln::Problem& p, std::uint64_t seed, int in_shift, int out_shift,
-                                        bool* guards_intact) {
+                                        bool* guards_intact, bool huge) {
   const kiln::softmax::Shape s = kiln::softmax::shape_of(p);
-  if (s.bf16) return run_softmax_phase<Config, std::uint16_t, __nv_bfloat16>(s, seed, in_shift, out_shift, guards_intact);
-  return run_softmax_phase<Config, float, float>(s, seed, in_shift, out_shift, guards_intact);
+  if (s.bf16) return run_softmax_phase<Config, std::uint16_t, __nv_bfloat16>(s, seed, in_shift, out_shift, guards_intact, huge);
+  return run_softmax_phase<Config, float, float>(s, seed, in_shift, out_shift, guards_intact, huge);
 }
 
 using Runner = std::vector<kiln::CheckResult> (*)(const kiln::Problem&, std::uint64_t, const Case&);
-using PhaseRunner = kiln::CheckResult (*)(const kiln::Problem&, std::uint64_t, int, int, bool*);
+using PhaseRunner = kiln::CheckResult (*)(const kiln::Problem&, std::uint64_t, int, int, bool*, bool);
 
 struct SoftmaxRunners {
   Runner workload;
@@ -486,12 +490,17 @@ std::vector<kiln::CheckResult> softmax_case(const std::string& config, std::int6
 
 kiln::CheckResult softmax_phase_case(const std::string& config, std::int64_t rows, std::int64_t cols,
                                      const std::string& dtype, std::uint64_t seed) {
-  return find_runner(softmax_runners(), config).phase(softmax_problem(rows, cols, dtype), seed, 1, 2, nullptr);
+  return find_runner(softmax_runners(), config).phase(softmax_problem(rows, cols, dtype), seed, 1, 2, nullptr, false);
 }
 
 kiln::CheckResult softmax_shifted_case(const std::string& config, std::int64_t rows, std::int64_t cols,
                                        const std::string& dtype, std::uint64_t seed, bool* guards_intact) {
-  return find_runner(softmax_runners(), config).phase(softmax_problem(rows, cols, dtype), seed, 1, 1, guards_intact);
+  return find_runner(softmax_runners(), config).phase(softmax_problem(rows, cols, dtype), seed, 1, 1, guards_intact, false);
+}
+
+kiln::CheckResult softmax_huge_case(const std::string& config, std::int64_t rows, std::int64_t cols,
+                                    const std::string& dtype, std::uint64_t seed) {
+  return find_runner(softmax_runners(), config).phase(softmax_problem(rows, cols, dtype), seed, 0, 0, nullptr, true);
 }
 
 std::vector<std::string> selective_scan_configs() { return names_of(scan_runners()); }

@@ -44,6 +44,10 @@ kiln::CheckResult softmax_phase_case(const std::string& config, std::int64_t row
 // tells whether the elements before and after the output matrix kept their poison.
 kiln::CheckResult softmax_shifted_case(const std::string& config, std::int64_t rows, std::int64_t cols,
                                        const std::string& dtype, std::uint64_t seed, bool* guards_intact);
+// Rows of huge magnitude (run_softmax_phase's `huge`: about the lowest float, -1e10, 1e9, -1e6 in
+// turn), every row compared with the fp64 reference.
+kiln::CheckResult softmax_huge_case(const std::string& config, std::int64_t rows, std::int64_t cols,
+                                    const std::string& dtype, std::uint64_t seed);
 
 // The selective scan: `options` is a mask of the optional parts (1 z, 2 D, 4 delta_bias,
 // 8 softplus, 16 final state; 31 all, the tuned workload's). The case's element and tamper apply to y.

@@ -85,6 +85,22 @@ TEST_CASE("softmax cuda: in and out of different alignment phase", "[softmax][cu
   }
 }
 
+TEST_CASE("softmax cuda: rows of huge magnitude (masked rows near the lowest float, 1e10, 1e9)", "[softmax][cuda]") {
+  require_device();
+  // An exponent formed as x log2 e - m log2 e overflows here (m log2 e itself at -3e38, its
+  // rounding beyond about 1e9); (x - m) log2 e does not. 20000 columns take the streaming path.
+  for (const std::string& config : cc::softmax_configs()) {
+    for (const std::string dtype : {"fp32", "bf16"}) {
+      for (std::int64_t cols : {3, 37, 1001, 2361, 20000}) {
+        INFO(config << " cols=" << cols << " dtype=" << dtype);
+        const kiln::CheckResult r = cc::softmax_huge_case(config, 8, cols, dtype, 11 + cols);
+        require_pass(r, static_cast<std::uint64_t>(8 * cols), dtype);
+        CHECK(r.compared == r.elements);
+      }
+    }
+  }
+}
+
 TEST_CASE("softmax cuda: in and out one element into their allocations, nothing written outside", "[softmax][cuda]") {
   require_device();
   for (const std::string& config : cc::softmax_configs()) {

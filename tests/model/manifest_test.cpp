@@ -139,6 +139,8 @@ TEST_CASE("a wrong, missing or out-of-range field of a manifest is one error nam
       {true, "/variants/0/reach", 3, "/variants/0/reach: expected an object"},
       {true, "/problem/dims/rows/domain/scale", "cubic", "/problem/dims/rows/domain/scale: expected \"log\" or \"linear\""},
       {true, "/problem/dims/rows/domain/min", nullptr, "/problem/dims/rows/domain/min: required key is missing"},
+      {true, "/problem/dims/rows/domain/min", 0, "/problem/dims/rows/domain/min: min 0 is not positive"},
+      {true, "/problem/dims/rows/domain/max", 1 + (std::int64_t{1} << 48), "/problem/dims/rows/domain/max: the domain is too large"},
   };
   for (const auto& c : cases) {
     INFO(c.pointer);

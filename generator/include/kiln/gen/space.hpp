@@ -10,6 +10,7 @@
 
 #include "kiln/gen/model.hpp"
 #include "kiln/model/device.hpp"
+#include "kiln/model/domain_read.hpp"
 #include "kiln/model/space_parts.hpp"
 
 namespace kiln::gen {
@@ -41,7 +42,7 @@ inline constexpr std::int64_t kMaxDomainPoints = 1024;
 inline constexpr std::int64_t kRefineCandidatesPerPoint = 16;
 inline constexpr std::size_t kMaxDomainConstraints = 64;
 inline constexpr std::size_t kMaxFeatures = 16;
-inline constexpr std::int64_t kMaxDomainValue = std::int64_t{1} << 48;
+using model::kMaxDomainValue;
 
 // Throws (at `pointer`) when `count` evaluations of `exprs_nodes` nodes each exceed
 // kMaxEvaluatedNodes; `what` says what is counted ("combinations", "problems").
