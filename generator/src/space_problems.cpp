@@ -112,18 +112,15 @@ void load_problem(const JsonNode& problem, DeclaredNames& names, Space& space) {
   }
   if (problem.has("domain_constraints")) load_domain_constraints(problem["domain_constraints"], space);
   if (problem.has("features")) {
-    // Over the int dims only: the learned dispatch splits on a feature as on an int dim.
-    NameTable ints;
-    for (const Dim& dim : space.dims) {
-      if (!dim.symbolic) ints.add_integer(dim.name);
-    }
+    // An integer over the dims, symbolic ones included (a row's bytes: `cols * (dtype == 'bf16' ? 2
+    // : 4)`): the learned dispatch splits on a feature as on an int dim.
     const JsonNode features = problem["features"];
     features.require_object();
     features.require_at_most(kMaxFeatures, "features");
     for (const JsonNode& member : features.members()) {
       check_name(member, member.key(), "feature");  // the learned dispatch's header names it
       names.declare(member, member.key(), "a problem feature");
-      space.features.push_back(model::Feature{member.key(), load_expression(space, member, ints)});
+      space.features.push_back(model::Feature{member.key(), load_expression(space, member, visible)});
     }
     if (space.features.empty()) features.fail("an empty object: leave the key out instead");
   }

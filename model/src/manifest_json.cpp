@@ -454,8 +454,8 @@ Manifest from_json(const JsonFile& file, const std::filesystem::path& base_dir) 
     }
     for (const auto& name : f.expr.names()) {
       const auto dim = std::find_if(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == name; });
-      if (dim == m.dims.end() || dim->symbolic) {
-        throw InputError(label + ": /problem/features/" + f.name + ": reads \"" + std::string(name) + "\", not an int dim");
+      if (dim == m.dims.end()) {
+        throw InputError(label + ": /problem/features/" + f.name + ": reads \"" + std::string(name) + "\", not a dim");
       }
     }
   }

@@ -341,8 +341,22 @@ TEST_CASE("a domain's features and alternating dims reach the manifest, and a ho
   hostile["problem"]["features"] = {{"rows", "cols * 2"}};
   CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("/problem/features/rows: also a dim"));
   hostile = m;
-  hostile["problem"]["features"] = {{"cells", "layout == 'rm' ? rows : cols"}};
-  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("reads \"layout\", not an int dim"));
+  hostile["problem"]["features"] = {{"cells", "rows * width"}};
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("/problem/features/cells: reads \"width\", not a dim"));
+  // A feature may read a symbolic dim (a row's bytes depend on its dtype); it is still an integer.
+  ordered_json symbolic = m;
+  symbolic["problem"]["features"] = {{"cells", "layout == 'rm' ? rows : 2 * cols"}};
+  write_json(tmp / "out/manifest.json", symbolic);
+  const kiln::model::Manifest by_layout = kiln::model::load_manifest(tmp / "out/manifest.json");
+  kiln::Problem p;
+  p.set("rows", std::int64_t{3});
+  p.set("cols", std::int64_t{5});
+  p.set("dtype", std::string("fp32"));
+  p.set("layout", std::string("rm"));
+  p.set("mask", std::string("none"));
+  CHECK(by_layout.with_features(p).i("cells") == 3);
+  p.set("layout", std::string("cm"));
+  CHECK(by_layout.with_features(p).i("cells") == 10);
   hostile = m;
   hostile["tuning"]["alternate"] = {"rows"};
   CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("/tuning/alternate: names \"rows\", not a symbolic dim"));
