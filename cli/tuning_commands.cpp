@@ -191,6 +191,9 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--settled-spread", t->settled_spread,
                    "stop after 3 repetitions whose range is within this fraction of their median (0: always all)")
       ->check(CLI::Range(0.0, 1.0));
+  tune->add_option("--repetition-seconds", t->repetition_seconds,
+                   "timed work of one repetition, in seconds (default 0.02): the launches of a repetition fill it")
+      ->check(CLI::Range(0.0001, 10.0));
   tune->add_option("--stop-ratio", t->stop_ratio,
                    "stop a timing at its first figure when that is over this many times the fastest time the worklog "
                    "holds for the problem (0: always in full)")

@@ -205,6 +205,7 @@ model::Plan plan_for(const EvaluationContext& ctx, const std::string& variant, c
   plan.repetitions = ctx.repetitions;
   plan.min_repetitions = std::min(ctx.repetitions, ctx.min_repetitions);
   plan.settled_spread = ctx.settled_spread;
+  plan.repetition_seconds = ctx.repetition_seconds;
   return plan;
 }
 

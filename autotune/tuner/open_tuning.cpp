@@ -312,6 +312,7 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   ctx.seed = t->seed;
   ctx.repetitions = o.repetitions;
   ctx.settled_spread = o.settled_spread;
+  ctx.repetition_seconds = o.repetition_seconds;
   ctx.stop_ratio = o.stop_ratio;
   ctx.checks_per_problem = o.checks_per_problem;
   ctx.timeout_s = checked_time_limit(o.timeout_s.value_or(m.tuning.timeout_s), "the silence limit (--timeout)");

@@ -43,6 +43,8 @@ TEST_CASE("usage errors exit 2 with one message naming the wrong word", "[cli]")
       {{"tune", "--budget", "-1"}, "--budget: '-1'"},
       {{"tune", "--seed", "-5"}, "--seed: '-5'"},
       {{"tune", "--repetitions", "0"}, "--repetitions"},
+      {{"tune", "--repetition-seconds", "0"}, "--repetition-seconds"},
+      {{"tune", "--repetition-seconds", "-0.01"}, "--repetition-seconds"},
       {{"tune", "--manifest", kFile, "--variants-dir", out, "--build-records", out, "--worklog", (tmp / "w.sqlite").string(),
         "--device", kFile, "--probe", kFile, "--depfile", (tmp / "tune.d").string()},
        "--depfile requires --depfile-target"},

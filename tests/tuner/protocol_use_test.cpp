@@ -37,6 +37,7 @@ TEST_CASE("the tuner writes the plan through the protocol, with the seed rule's 
   ctx.repetitions = 5;
   ctx.min_repetitions = 3;
   ctx.checks_per_problem = 2;
+  ctx.repetition_seconds = 0.004;
   const std::string variant = toy.manifest.variants[0].name;
   const model::Plan plan = kiln::tuner::plan_for(ctx, variant, toy.manifest.problems, {toy.manifest.problems[1]});
   const auto r = kiln::tuner::run_plan(fake_variant(dir, "echo '{\"event\":\"done\"}'\n"), plan, dir / "scratch", 30.0,
@@ -50,6 +51,7 @@ TEST_CASE("the tuner writes the plan through the protocol, with the seed rule's 
   CHECK(given.checks_per_problem == 2);
   CHECK(given.repetitions == 5);
   CHECK(given.min_repetitions == 3);
+  CHECK(given.repetition_seconds == 0.004);
   CHECK(given.tolerance == toy.manifest.tolerance);
 }
 
