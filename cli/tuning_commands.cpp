@@ -146,6 +146,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   auto sources = std::make_shared<std::vector<std::string>>();
   auto flags = std::make_shared<std::string>();
   auto timeout = std::make_shared<std::optional<double>>();
+  auto sanitize_timeout = std::make_shared<std::optional<double>>();
   auto no_progress = std::make_shared<bool>(false);
   auto* tune = app.add_subcommand("tune", "Validate and time a kernel's variants; write its record and dispatch header");
   tune->add_option("--manifest", (*paths)["manifest"], "manifest.json from kiln generate")->required()->check(CLI::ExistingFile);
@@ -228,8 +229,13 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--sanitize-runners-up", t->sanitize_runners_up, "also sanitize this many runners-up of each bucket")
       ->check(CLI::Range(0, 3));
   tune->add_option("--sanitize-jobs", t->sanitize_jobs,
-                   "gate runs at once on the one GPU (default: a quarter of the cores, at most 4; with --gpus, one a GPU)")
+                   "gate runs at once on each GPU (default: a quarter of the cores, at most 4)")
       ->check(CLI::Range(1, 16));
+  tune->add_option("--sanitize-timeout", *sanitize_timeout,
+                   "seconds one compute-sanitizer run of the gate may go without reporting progress (default: 100 "
+                   "times --timeout); a run stopped at it is no pass and no failure: the variant is taken unsanitized, and the next "
+                   "tuning runs it again")
+      ->check(CLI::Range(1e-3, 7 * 24 * 3600.0));
   tune->add_option("--gpus", t->gpus,
                    "CUDA: measure on these GPUs at once, one variant process per GPU: 'all' or nvidia-smi indices "
                    "such as 0,2 (one model only); near-ties are measured again on the first. Default: the first GPU "
@@ -305,6 +311,13 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
         t->timeout_s = tuner::checked_time_limit(**timeout, "--timeout");
       } catch (const kiln::Error& e) {
         throw CLI::ValidationError(e.what());  // a usage error: exit code 2
+      }
+    }
+    if (*sanitize_timeout) {
+      try {
+        t->sanitize_timeout_s = tuner::checked_time_limit(**sanitize_timeout, "--sanitize-timeout");
+      } catch (const kiln::Error& e) {
+        throw CLI::ValidationError(e.what());
       }
     }
     t->progress = !*no_progress;

@@ -316,6 +316,7 @@ std::unique_ptr<Tuning> open_tuning(const TuneOptions& o, std::ostream& out) {
   ctx.stop_ratio = o.stop_ratio;
   ctx.checks_per_problem = o.checks_per_problem;
   ctx.timeout_s = checked_time_limit(o.timeout_s.value_or(m.tuning.timeout_s), "the silence limit (--timeout)");
+  if (o.sanitize_timeout_s) ctx.sanitize_timeout_s = checked_time_limit(*o.sanitize_timeout_s, "--sanitize-timeout");
   ctx.retry_failed = o.retry_failed;
   ctx.quiet_wait_s = o.quiet_wait_s;
   if (model::backend_named(m.backend).processor == model::Processor::host) ctx.environment = pinning_environment();

@@ -59,8 +59,11 @@ SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index
     std::filesystem::create_directories(ctx.scratch_dir);
     const std::filesystem::path log = ctx.scratch_dir / (name + "." + tool + ".log");
     std::filesystem::remove(log);
-    // The sanitizer slows a kernel down by one or two orders of magnitude.
-    auto limit = [&] { return std::chrono::duration<double>(std::min(100 * ctx.timeout_s, kMaxTimeLimitSeconds)); };
+    // The sanitizer slows a kernel down by one or two orders of magnitude, unless told otherwise.
+    auto limit = [&] {
+      return std::chrono::duration<double>(ctx.sanitize_timeout_s > 0 ? ctx.sanitize_timeout_s
+                                                                       : std::min(100 * ctx.timeout_s, kMaxTimeLimitSeconds));
+    };
     // A run whose device could not be set up ran nothing of the variant, whatever the sanitizer
     // makes of it: run again as in the search, and a device that stays unusable stops the tuning.
     ChildResult r;

@@ -55,7 +55,8 @@ struct TuneOptions {
   bool sanitize = true;        // CUDA: compute-sanitizer on each bucket's winner before it is accepted
   bool sanitize_required = false;  // an error when compute-sanitizer is not found (kiln tune --sanitize)
   int sanitize_runners_up = 0; // also sanitize this many runners-up of each bucket
-  // Gate runs at once on one GPU (0: a quarter of the cores, at most 4). With --gpus, one a GPU.
+  std::optional<double> sanitize_timeout_s;  // EvaluationContext::sanitize_timeout_s
+  // Gate runs at once on each GPU, the measuring pool's or the one (0: a quarter of the cores, at most 4).
   int sanitize_jobs = 0;
   bool lock_clocks = false;    // lock the GPU's SM clock at its maximum for the session (nvidia-smi -lgc)
   // CUDA: "all" or nvidia-smi indices ("0,2"): one measuring child per GPU (gpus.hpp); empty: the

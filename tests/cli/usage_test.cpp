@@ -45,6 +45,7 @@ TEST_CASE("usage errors exit 2 with one message naming the wrong word", "[cli]")
       {{"tune", "--repetitions", "0"}, "--repetitions"},
       {{"tune", "--repetition-seconds", "0"}, "--repetition-seconds"},
       {{"tune", "--repetition-seconds", "-0.01"}, "--repetition-seconds"},
+      {{"tune", "--sanitize-timeout", "0"}, "--sanitize-timeout"},
       {{"tune", "--manifest", kFile, "--variants-dir", out, "--build-records", out, "--worklog", (tmp / "w.sqlite").string(),
         "--device", kFile, "--probe", kFile, "--depfile", (tmp / "tune.d").string()},
        "--depfile requires --depfile-target"},

@@ -111,3 +111,24 @@ TEST_CASE("a sanitizer that stops before writing its log is not a pass, and its 
   CHECK_FALSE(t.ran);
   CHECK_THAT(t.detail, kiln_test::ContainsSubstring("too many resources requested for launch"));
 }
+
+TEST_CASE("a sanitizer run silent past --sanitize-timeout is stopped there, and is not a pass", "[sanitize]") {
+  kiln_test::GeneratedToy toy;
+  kiln_test::TempDir dir("kiln-sanitize-timeout");
+  // A stand-in for a compute-sanitizer run that never reports: it outlasts the limit by far.
+  const auto fake = dir / "compute-sanitizer";
+  kiln_test::write_file(fake, "#!/bin/sh\nexec sleep 60\n");
+  chmod(fake.c_str(), 0755);
+  kiln::tuner::EvaluationContext ctx;
+  ctx.manifest = &toy.manifest;
+  ctx.variants_dir = dir / "variants";
+  ctx.scratch_dir = dir / "scratch";
+  ctx.sanitize_timeout_s = 0.5;
+  const auto started = std::chrono::steady_clock::now();
+  const kiln::tuner::SanitizerResult s = kiln::tuner::sanitize_variant(ctx, 0, fake);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  CHECK_FALSE(s.ran);  // no pass is kept: the next tuning asks again
+  CHECK(s.timed_out);
+  CHECK_THAT(s.detail, kiln_test::ContainsSubstring("compute-sanitizer --tool memcheck did not finish the checks"));
+  CHECK(took < 30);  // stopped at its limit, not at the stand-in's end
+}
