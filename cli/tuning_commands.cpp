@@ -233,7 +233,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 16));
   tune->add_option("--sanitize-timeout", *sanitize_timeout,
                    "seconds one compute-sanitizer run of the gate may go without reporting progress (default: 100 "
-                   "times --timeout); a run stopped at it is no pass and no failure: the variant is taken unsanitized, and the next "
+                   "times --timeout, at most 600); a run stopped at it is no pass and no failure: the variant is taken unsanitized, and the next "
                    "tuning runs it again")
       ->check(CLI::Range(1e-3, 7 * 24 * 3600.0));
   tune->add_option("--gpus", t->gpus,

@@ -57,7 +57,8 @@ struct EvaluationContext {
   // take longer (its problem's floor, the reference check's time seen on other variants, the
   // variant's own check run) gets ten times that, and a busy machine proportionally more.
   double timeout_s = 120;
-  // The longest silence of one compute-sanitizer run of the gate; 0: 100 times timeout_s. A run
+  // The longest silence of one compute-sanitizer run of the gate; 0: 100 times timeout_s, at most
+  // kDefaultSanitizeSilenceSeconds (sanitize.hpp, sanitizer_silence_s). A run
   // stopped at it is no pass and no failure: the variant is taken unsanitized, and the next tuning
   // asks again.
   double sanitize_timeout_s = 0;

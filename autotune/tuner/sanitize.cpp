@@ -50,6 +50,14 @@ std::string sanitizer_errors(const std::string& log, std::size_t max_lines) {
   return out;
 }
 
+double sanitizer_silence_s(const EvaluationContext& ctx) {
+  if (ctx.sanitize_timeout_s > 0) return ctx.sanitize_timeout_s;
+  // The sanitizer slows a kernel down by one or two orders of magnitude; within ten minutes of
+  // silence by default, four times the slowest gate run seen (an 8-block cluster row of
+  // softmax_cuda, 150 s on an H200), so that a run that hangs holds the build minutes, not hours.
+  return std::min({100 * ctx.timeout_s, kDefaultSanitizeSilenceSeconds, kMaxTimeLimitSeconds});
+}
+
 SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index, const std::filesystem::path& sanitizer) {
   const Manifest& m = *ctx.manifest;
   const std::string& name = m.variants[index].name;
@@ -59,11 +67,7 @@ SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index
     std::filesystem::create_directories(ctx.scratch_dir);
     const std::filesystem::path log = ctx.scratch_dir / (name + "." + tool + ".log");
     std::filesystem::remove(log);
-    // The sanitizer slows a kernel down by one or two orders of magnitude, unless told otherwise.
-    auto limit = [&] {
-      return std::chrono::duration<double>(ctx.sanitize_timeout_s > 0 ? ctx.sanitize_timeout_s
-                                                                       : std::min(100 * ctx.timeout_s, kMaxTimeLimitSeconds));
-    };
+    auto limit = [&] { return std::chrono::duration<double>(sanitizer_silence_s(ctx)); };
     // A run whose device could not be set up ran nothing of the variant, whatever the sanitizer
     // makes of it: run again as in the search, and a device that stays unusable stops the tuning.
     ChildResult r;

@@ -11,6 +11,9 @@
 
 namespace kiln::tuner {
 
+// The gate's default limit on one run's silence (EvaluationContext::sanitize_timeout_s).
+constexpr double kDefaultSanitizeSilenceSeconds = 600;
+
 struct SanitizerResult {
   bool ran = false;     // false: the sanitizer could not run the variant (detail says why)
   bool clean = true;    // no error reported
@@ -29,6 +32,10 @@ std::string sanitized_problems_of(const Manifest& m, int checks_per_problem, Key
 
 // Runs the variant's checks (the space's checks, or its problems when it has none) under each
 // tool in turn; stops at the first that reports errors.
+// The longest one gate run may go without reporting progress: --sanitize-timeout when given, else
+// 100 times the silence limit, at most kDefaultSanitizeSilenceSeconds.
+double sanitizer_silence_s(const EvaluationContext& ctx);
+
 SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index, const std::filesystem::path& sanitizer);
 
 // How many gate runs go beside each other on one GPU: `jobs` when given (> 0), else a quarter of

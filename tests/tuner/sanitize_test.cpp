@@ -132,3 +132,14 @@ TEST_CASE("a sanitizer run silent past --sanitize-timeout is stopped there, and 
   CHECK_THAT(s.detail, kiln_test::ContainsSubstring("compute-sanitizer --tool memcheck did not finish the checks"));
   CHECK(took < 30);  // stopped at its limit, not at the stand-in's end
 }
+
+TEST_CASE("a gate run's silence limit: --sanitize-timeout, else 100 times the silence limit, at most ten minutes",
+          "[sanitize]") {
+  kiln::tuner::EvaluationContext ctx;
+  ctx.timeout_s = 120;  // softmax_cuda's: 200 minutes before the cap
+  CHECK(kiln::tuner::sanitizer_silence_s(ctx) == 600);
+  ctx.timeout_s = 2;
+  CHECK(kiln::tuner::sanitizer_silence_s(ctx) == 200);
+  ctx.sanitize_timeout_s = 3600;  // asked for: above the cap is allowed
+  CHECK(kiln::tuner::sanitizer_silence_s(ctx) == 3600);
+}
