@@ -53,8 +53,8 @@ std::string sanitizer_errors(const std::string& log, std::size_t max_lines) {
 double sanitizer_silence_s(const EvaluationContext& ctx) {
   if (ctx.sanitize_timeout_s > 0) return ctx.sanitize_timeout_s;
   // The sanitizer slows a kernel down by one or two orders of magnitude; within ten minutes of
-  // silence by default, four times the slowest gate run seen (an 8-block cluster row of
-  // softmax_cuda, 150 s on an H200), so that a run that hangs holds the build minutes, not hours.
+  // silence by default, against the slowest gate run seen (an 8-block cluster row of
+  // softmax_cuda, over 150 s on an H200), so that a run that hangs holds the build minutes, not hours.
   return std::min({100 * ctx.timeout_s, kDefaultSanitizeSilenceSeconds, kMaxTimeLimitSeconds});
 }
 
