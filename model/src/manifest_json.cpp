@@ -448,16 +448,32 @@ Manifest from_json(const JsonFile& file, const std::filesystem::path& base_dir) 
   } catch (const InputError& e) {
     throw InputError(label + ": " + e.what());
   }
+  NameTable dim_names;
+  for (const Dim& d : m.dims) {
+    if (d.symbolic) {
+      dim_names.add_symbol(d.name, d.domain);
+    } else {
+      dim_names.add_integer(d.name);
+    }
+  }
+  // Work terms, domain constraints and features are typed as the generator typed them: the tuner
+  // evaluates them at every problem and point, where an error could no longer name its place.
+  auto typed = [&](const Expr& e, const std::string& at) {
+    try {
+      e.check(dim_names);
+    } catch (const ExprError& error) {
+      throw InputError(label + ": " + at + ": " + error.what());
+    }
+  };
+  for (const WorkTerm& w : m.work) typed(w.expr, "/problem/work/" + w.name);
+  for (std::size_t i = 0; i < m.domain_constraints.size(); ++i) {
+    typed(m.domain_constraints[i], "/problem/domain_constraints/" + std::to_string(i));
+  }
   for (const Feature& f : m.features) {
     if (std::any_of(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == f.name; })) {
       throw InputError(label + ": /problem/features/" + f.name + ": also a dim");
     }
-    for (const auto& name : f.expr.names()) {
-      const auto dim = std::find_if(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == name; });
-      if (dim == m.dims.end()) {
-        throw InputError(label + ": /problem/features/" + f.name + ": reads \"" + std::string(name) + "\", not a dim");
-      }
-    }
+    typed(f.expr, "/problem/features/" + f.name);
   }
   for (const std::string& name : m.tuning.alternate) {
     const auto dim = std::find_if(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == name; });

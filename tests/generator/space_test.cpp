@@ -342,7 +342,19 @@ TEST_CASE("a domain's features and alternating dims reach the manifest, and a ho
   CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("/problem/features/rows: also a dim"));
   hostile = m;
   hostile["problem"]["features"] = {{"cells", "rows * width"}};
-  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("/problem/features/cells: reads \"width\", not a dim"));
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("/problem/features/cells: unknown name 'width'"));
+  hostile = m;
+  hostile["problem"]["features"] = {{"cells", "layout"}};  // a symbol is no integer
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("/problem/features/cells: 'layout' is symbolic"));
+  hostile = m;
+  hostile["problem"]["features"] = {{"cells", "layout == 'diag' ? rows : cols"}};
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring("/problem/features/cells: 'diag' is not a value of 'layout'"));
+  hostile = m;
+  hostile["problem"]["work"]["bytes"] = "rows * depth";
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring(": /problem/work/bytes: unknown name 'depth'"));
+  hostile = m;
+  hostile["problem"]["domain_constraints"][1] = "layout <= 2";
+  CHECK_THAT(refused(hostile), kiln_test::ContainsSubstring(": /problem/domain_constraints/1: 'layout' is symbolic"));
   // A feature may read a symbolic dim (a row's bytes depend on its dtype); it is still an integer.
   ordered_json symbolic = m;
   symbolic["problem"]["features"] = {{"cells", "layout == 'rm' ? rows : 2 * cols"}};

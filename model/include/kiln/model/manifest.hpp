@@ -43,7 +43,7 @@ struct Manifest {
   Pruned pruned;
   std::vector<Dim> dims;
   std::vector<Expr> domain_constraints;  // over dims; empty without a domain
-  std::vector<Feature> features;         // over the int dims; only with a domain
+  std::vector<Feature> features;         // over the dims; only with a domain
   std::vector<WorkTerm> work;
   std::vector<Problem> problems;
   std::vector<Problem> checks;

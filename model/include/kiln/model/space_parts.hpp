@@ -72,7 +72,8 @@ struct WorkTerm {
   bool operator==(const WorkTerm&) const = default;
 };
 
-// One of `problem.features`: a named integer expression over a domain's int dims that the learned
+// One of `problem.features`: a named integer expression over a domain's dims (a symbolic dim only
+// compared with its values, as in work terms) that the learned
 // dispatch may split on besides the dims themselves (a decode kernel's packed query rows, G * Sq,
 // decide which block height fits; no split on G or Sq alone says so).
 struct Feature {
