@@ -456,7 +456,8 @@ Manifest from_json(const JsonFile& file, const std::filesystem::path& base_dir) 
       dim_names.add_integer(d.name);
     }
   }
-  // Work terms, domain constraints and features are typed as the generator typed them: the tuner
+  // Work terms, domain constraints, bucket conditions and features are typed as the generator
+  // typed them: the tuner
   // evaluates them at every problem and point, where an error could no longer name its place.
   auto typed = [&](const Expr& e, const std::string& at) {
     try {
@@ -469,6 +470,7 @@ Manifest from_json(const JsonFile& file, const std::filesystem::path& base_dir) 
   for (std::size_t i = 0; i < m.domain_constraints.size(); ++i) {
     typed(m.domain_constraints[i], "/problem/domain_constraints/" + std::to_string(i));
   }
+  for (std::size_t i = 0; i < m.buckets.size(); ++i) typed(m.buckets[i].when, "/buckets/" + std::to_string(i) + "/when");
   for (const Feature& f : m.features) {
     if (std::any_of(m.dims.begin(), m.dims.end(), [&](const Dim& d) { return d.name == f.name; })) {
       throw InputError(label + ": /problem/features/" + f.name + ": also a dim");
