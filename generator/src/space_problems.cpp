@@ -65,17 +65,7 @@ ProblemInstance load_instance(const JsonNode& node, const Space& space) {
 
 }  // namespace
 
-NameTable dim_names(const Space& space) {
-  NameTable names;
-  for (const Dim& dim : space.dims) {
-    if (dim.symbolic) {
-      names.add_symbol(dim.name, dim.domain);
-    } else {
-      names.add_integer(dim.name);
-    }
-  }
-  return names;
-}
+NameTable dim_names(const Space& space) { return model::names_of(space.dims); }
 
 Environment problem_environment(const Space& space, const ProblemInstance& problem) {
   Environment env;

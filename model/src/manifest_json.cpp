@@ -448,14 +448,7 @@ Manifest from_json(const JsonFile& file, const std::filesystem::path& base_dir) 
   } catch (const InputError& e) {
     throw InputError(label + ": " + e.what());
   }
-  NameTable dim_names;
-  for (const Dim& d : m.dims) {
-    if (d.symbolic) {
-      dim_names.add_symbol(d.name, d.domain);
-    } else {
-      dim_names.add_integer(d.name);
-    }
-  }
+  const NameTable dim_names = names_of(m.dims);
   // Work terms, domain constraints, bucket conditions and features are typed as the generator
   // typed them: the tuner
   // evaluates them at every problem and point, where an error could no longer name its place.

@@ -2,12 +2,38 @@
 // its failures kept as deterministic.
 #include <sys/stat.h>
 
+#include <chrono>
+#include <filesystem>
+#include <string>
+
 #include "evaluate.hpp"
 #include "kiln_catch.hpp"
 #include "retry.hpp"
 #include "sanitize.hpp"
 #include "temp_dir.hpp"
 #include "tuner_fixture.hpp"
+
+namespace {
+
+// A stand-in for compute-sanitizer at dir/compute-sanitizer running `script`, and a context whose
+// gate runs the toy's variants with it.
+struct StandIn {
+  std::filesystem::path tool;
+  kiln::tuner::EvaluationContext ctx;
+
+  StandIn(const kiln_test::GeneratedToy& toy, const std::filesystem::path& dir) : tool(dir / "compute-sanitizer") {
+    ctx.manifest = &toy.manifest;
+    ctx.variants_dir = dir / "variants";
+    ctx.scratch_dir = dir / "scratch";
+  }
+  kiln::tuner::SanitizerResult run(const std::string& script) {
+    kiln_test::write_file(tool, script);
+    chmod(tool.c_str(), 0755);
+    return kiln::tuner::sanitize_variant(ctx, 0, tool);
+  }
+};
+
+}  // namespace
 
 TEST_CASE("memcheck's log gives the error, where it was, and the summary, not the backtrace", "[sanitize]") {
   const std::string log =
@@ -87,27 +113,21 @@ TEST_CASE("a sanitizer that stops before writing its log is not a pass, and its 
           "[sanitize]") {
   kiln_test::GeneratedToy toy;
   kiln_test::TempDir dir("kiln-sanitize");
-  // A stand-in for compute-sanitizer that cannot start: a word on stderr, exit code 1, no log.
-  const auto fake = dir / "compute-sanitizer";
-  kiln_test::write_file(fake, "#!/bin/sh\necho 'cannot attach to the target: device busy' >&2\nexit 1\n");
-  chmod(fake.c_str(), 0755);
-  kiln::tuner::EvaluationContext ctx;
-  ctx.manifest = &toy.manifest;
-  ctx.variants_dir = dir / "variants";
-  ctx.scratch_dir = dir / "scratch";
-  const kiln::tuner::SanitizerResult s = kiln::tuner::sanitize_variant(ctx, 0, fake);
+  StandIn sanitizer(toy, dir.path());
+  // One that cannot start: a word on stderr, exit code 1, no log.
+  const kiln::tuner::SanitizerResult s =
+      sanitizer.run("#!/bin/sh\necho 'cannot attach to the target: device busy' >&2\nexit 1\n");
   CHECK_FALSE(s.ran);
   CHECK_THAT(s.detail, kiln_test::ContainsSubstring("compute-sanitizer --tool memcheck did not finish the checks"));
   CHECK_THAT(s.detail, kiln_test::ContainsSubstring("cannot attach to the target: device busy"));
 
   // A log without errors and a variant that failed: the variant's stderr is the reason.
-  kiln_test::write_file(fake,
-                        "#!/bin/sh\n"
-                        "while [ \"$1\" != --log-file ]; do shift; done\n"
-                        "printf '========= COMPUTE-SANITIZER\\n========= ERROR SUMMARY: 0 errors\\n' > \"$2\"\n"
-                        "echo 'launch failed: too many resources requested for launch' >&2\n"
-                        "exit 1\n");
-  const kiln::tuner::SanitizerResult t = kiln::tuner::sanitize_variant(ctx, 0, fake);
+  const kiln::tuner::SanitizerResult t =
+      sanitizer.run("#!/bin/sh\n"
+                    "while [ \"$1\" != --log-file ]; do shift; done\n"
+                    "printf '========= COMPUTE-SANITIZER\\n========= ERROR SUMMARY: 0 errors\\n' > \"$2\"\n"
+                    "echo 'launch failed: too many resources requested for launch' >&2\n"
+                    "exit 1\n");
   CHECK_FALSE(t.ran);
   CHECK_THAT(t.detail, kiln_test::ContainsSubstring("too many resources requested for launch"));
 }
@@ -115,17 +135,11 @@ TEST_CASE("a sanitizer that stops before writing its log is not a pass, and its 
 TEST_CASE("a sanitizer run silent past --sanitize-timeout is stopped there, and is not a pass", "[sanitize]") {
   kiln_test::GeneratedToy toy;
   kiln_test::TempDir dir("kiln-sanitize-timeout");
-  // A stand-in for a compute-sanitizer run that never reports: it outlasts the limit by far.
-  const auto fake = dir / "compute-sanitizer";
-  kiln_test::write_file(fake, "#!/bin/sh\nexec sleep 60\n");
-  chmod(fake.c_str(), 0755);
-  kiln::tuner::EvaluationContext ctx;
-  ctx.manifest = &toy.manifest;
-  ctx.variants_dir = dir / "variants";
-  ctx.scratch_dir = dir / "scratch";
-  ctx.sanitize_timeout_s = 0.5;
+  StandIn sanitizer(toy, dir.path());
+  sanitizer.ctx.sanitize_timeout_s = 0.5;
   const auto started = std::chrono::steady_clock::now();
-  const kiln::tuner::SanitizerResult s = kiln::tuner::sanitize_variant(ctx, 0, fake);
+  // A run that never reports: it outlasts the limit by far.
+  const kiln::tuner::SanitizerResult s = sanitizer.run("#!/bin/sh\nexec sleep 60\n");
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   CHECK_FALSE(s.ran);  // no pass is kept: the next tuning asks again
   CHECK(s.timed_out);

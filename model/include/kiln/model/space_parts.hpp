@@ -65,6 +65,22 @@ struct Dim {
   bool operator==(const Dim&) const = default;
 };
 
+// The dims as the names of expressions over them (work terms, domain constraints, bucket
+// conditions, features): int dims as integers, symbolic ones with their values. Any range of Dim
+// or of a type derived from it (the generator's keeps its JSON pointer).
+template <class Dims>
+NameTable names_of(const Dims& dims) {
+  NameTable names;
+  for (const Dim& dim : dims) {
+    if (dim.symbolic) {
+      names.add_symbol(dim.name, dim.domain);
+    } else {
+      names.add_integer(dim.name);
+    }
+  }
+  return names;
+}
+
 // One of `problem.work`: bytes, fp32_flops, tensor_flops, sfu_ops or launches.
 struct WorkTerm {
   std::string name;
