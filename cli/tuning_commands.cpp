@@ -233,8 +233,8 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 16));
   tune->add_option("--sanitize-timeout", *sanitize_timeout,
                    "seconds one compute-sanitizer run of the gate may go without reporting progress (default: 100 "
-                   "times --timeout, at most 600); a run stopped at it is no pass and no failure: the variant is taken unsanitized, and the next "
-                   "tuning runs it again")
+                   "times --timeout, at most 600); a run stopped at it is no pass and no failure: the variant is "
+                   "taken unsanitized, and the next tuning runs it again")
       ->check(CLI::Range(1e-3, 7 * 24 * 3600.0));
   tune->add_option("--gpus", t->gpus,
                    "CUDA: measure on these GPUs at once, one variant process per GPU: 'all' or nvidia-smi indices "
@@ -313,13 +313,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
         throw CLI::ValidationError(e.what());  // a usage error: exit code 2
       }
     }
-    if (*sanitize_timeout) {
-      try {
-        t->sanitize_timeout_s = tuner::checked_time_limit(**sanitize_timeout, "--sanitize-timeout");
-      } catch (const kiln::Error& e) {
-        throw CLI::ValidationError(e.what());
-      }
-    }
+    t->sanitize_timeout_s = *sanitize_timeout;  // checked by its range above, and by open_tuning
     t->progress = !*no_progress;
     if (*no_sanitize && t->sanitize_required) {
       std::cerr << "kiln: error: --sanitize and --no-sanitize contradict each other\n";

@@ -44,9 +44,9 @@ struct EvaluationContext {
   int min_repetitions = 3;
   double settled_spread = 0.01;
   // The timed work of one repetition (the harness's plan). Its floor is the noise a decision can
-  // bear: the samples of a 20 ms repetition of softmax_cuda on an H200 spread 0.09 % (median) and
-  // 0.75 % (99th percentile) against a dispatch tolerance of 5 %, and the repetitions are half of
-  // a coverage point's time.
+  // bear: in softmax_cuda's cold tuning on two H200 (2026-11-30) the range of a timing's 20 ms
+  // samples was 0.09 % of its median at the median timing and 0.75 % at the 99th percentile,
+  // against a dispatch tolerance of 5 %, and the repetitions were about half the coverage time.
   double repetition_seconds = 0.02;
   // A timing stops at its first figure when that is over stop_ratio times the fastest time the
   // worklog holds for the problem in this context (stop_bounds): a variant that far behind is no
@@ -58,9 +58,8 @@ struct EvaluationContext {
   // variant's own check run) gets ten times that, and a busy machine proportionally more.
   double timeout_s = 120;
   // The longest silence of one compute-sanitizer run of the gate; 0: 100 times timeout_s, at most
-  // kDefaultSanitizeSilenceSeconds (sanitize.hpp, sanitizer_silence_s). A run
-  // stopped at it is no pass and no failure: the variant is taken unsanitized, and the next tuning
-  // asks again.
+  // kDefaultSanitizeSilenceSeconds (sanitize.hpp, sanitizer_silence_s). A run stopped at it is no
+  // pass and no failure: the variant is taken unsanitized, and the next tuning asks again.
   double sanitize_timeout_s = 0;
   // Off: only what the worklog holds; a variant with anything missing comes back incomplete.
   bool measure = true;

@@ -30,12 +30,12 @@ std::string sanitizer_errors(const std::string& log, std::size_t max_lines = 8);
 // fingerprint: a sanitizer pass holds for these, whatever else the space times.
 std::string sanitized_problems_of(const Manifest& m, int checks_per_problem, KeyVersion version);
 
-// Runs the variant's checks (the space's checks, or its problems when it has none) under each
-// tool in turn; stops at the first that reports errors.
 // The longest one gate run may go without reporting progress: --sanitize-timeout when given, else
 // 100 times the silence limit, at most kDefaultSanitizeSilenceSeconds.
 double sanitizer_silence_s(const EvaluationContext& ctx);
 
+// Runs the variant's checks (the space's checks, or its problems when it has none) under each
+// tool in turn; stops at the first that reports errors.
 SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index, const std::filesystem::path& sanitizer);
 
 // How many gate runs go beside each other on one GPU: `jobs` when given (> 0), else a quarter of

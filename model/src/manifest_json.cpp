@@ -450,8 +450,8 @@ Manifest from_json(const JsonFile& file, const std::filesystem::path& base_dir) 
   }
   const NameTable dim_names = names_of(m.dims);
   // Work terms, domain constraints, bucket conditions and features are typed as the generator
-  // typed them: the tuner
-  // evaluates them at every problem and point, where an error could no longer name its place.
+  // typed them: the tuner evaluates them at every problem and point, where an error could no
+  // longer name its place.
   auto typed = [&](const Expr& e, const std::string& at) {
     try {
       e.check(dim_names);
