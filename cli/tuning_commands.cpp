@@ -193,7 +193,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
                    "stop after 3 repetitions whose range is within this fraction of their median (0: always all)")
       ->check(CLI::Range(0.0, 1.0));
   tune->add_option("--repetition-seconds", t->repetition_seconds,
-                   "timed work of one repetition, in seconds (default 0.02): the launches of a repetition fill it")
+                   "timed work of one repetition, in seconds (default 0.005): the launches of a repetition fill it")
       ->check(CLI::Range(0.0001, 10.0));
   tune->add_option("--stop-ratio", t->stop_ratio,
                    "stop a timing at its first figure when that is over this many times the fastest time the worklog "
@@ -229,7 +229,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--sanitize-runners-up", t->sanitize_runners_up, "also sanitize this many runners-up of each bucket")
       ->check(CLI::Range(0, 3));
   tune->add_option("--sanitize-jobs", t->sanitize_jobs,
-                   "gate runs at once on each GPU (default: a quarter of the cores, at most 4)")
+                   "gate runs at once on each GPU (default 1: runs under the sanitizer slow each other down many times over)")
       ->check(CLI::Range(1, 16));
   tune->add_option("--sanitize-timeout", *sanitize_timeout,
                    "seconds one compute-sanitizer run of the gate may go without reporting progress (default: 100 "

@@ -1,7 +1,5 @@
 #include "sanitize.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <optional>
 #include <sstream>
@@ -114,13 +112,7 @@ SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index
   return result;
 }
 
-std::size_t sanitizer_lanes(int jobs) {
-  if (jobs > 0) return static_cast<std::size_t>(jobs);
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  const int cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
-  return static_cast<std::size_t>(std::clamp(cores / 4, 1, 4));
-}
+std::size_t sanitizer_lanes(int jobs) { return jobs > 0 ? static_cast<std::size_t>(jobs) : 1; }
 
 std::vector<std::string> dispatched_variants(const Record& record, int runners_up) {
   std::vector<std::string> names;

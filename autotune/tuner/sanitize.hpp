@@ -38,8 +38,11 @@ double sanitizer_silence_s(const EvaluationContext& ctx);
 // tool in turn; stops at the first that reports errors.
 SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index, const std::filesystem::path& sanitizer);
 
-// How many gate runs go beside each other on one GPU: `jobs` when given (> 0), else a quarter of
-// the cores this process may run on, from 1 to 4 (a run under the sanitizer keeps a core busy).
+// How many gate runs go beside each other on one GPU: `jobs` when given (> 0), else one. Runs under
+// the sanitizer share a GPU badly: on two H200 (2026-11-30) four a GPU left six of softmax_cuda's
+// variants unfinished after 4.5 minutes, among them THREADS256 ROW_THREADS256 CACHE16, which passes
+// racecheck alone in 3.9 s; the same eight pending variants took 239 s at two a GPU and 252 s at
+// one, both set by its three cluster variants (about 100 s each under the sanitizer).
 std::size_t sanitizer_lanes(int jobs);
 
 // The variants a record's header dispatches to, which the gate must pass: each bucket's winner

@@ -39,7 +39,7 @@ struct TuneOptions {
   std::uint64_t seed = 0;      // 0: drawn from the clock, and written to the session
   int repetitions = 7;
   double settled_spread = 0.01;  // EvaluationContext::settled_spread
-  double repetition_seconds = 0.02;  // EvaluationContext::repetition_seconds
+  double repetition_seconds = 0.005;  // EvaluationContext::repetition_seconds
   double stop_ratio = 3;         // EvaluationContext::stop_ratio
   int checks_per_problem = 1;
   std::optional<double> timeout_s;  // overrides the space's tuning.timeout_s

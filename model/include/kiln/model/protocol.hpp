@@ -42,7 +42,7 @@ struct Plan {
   // points costs repetitions times points. 0: always `repetitions`.
   int min_repetitions = 7;
   double settled_spread = 0;
-  double repetition_seconds = 0.02;   // timed work per repetition
+  double repetition_seconds = 0.005;  // timed work per repetition
   std::uint64_t max_rotation_bytes = std::uint64_t{4} << 30;
   // Bench problem key -> seconds per call above which its timing stops at its first figure: the
   // tuner's bound for a variant that cannot be among the fastest there (a multiple of the best
