@@ -235,6 +235,15 @@ const std::vector<std::pair<const char*, void (*)(Bench<T>&, const char*)>>& con
       {"T256_RT32_C32_V16_S1", [](Bench<T>& b, const char* n) { b.template run<Config<256, 32, 32, 16, 1>>(n); }},
       {"T128_RT128_C8_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 128, 8, 16, 0>>(n); }},
       {"T256_RT256_C16_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<256, 256, 16, 16, 0>>(n); }},
+      {"T128_RT64_C16_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 64, 16, 16, 0>>(n); }},
+      {"T128_RT128_C16_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 128, 16, 16, 0>>(n); }},
+      {"T128_RT128_C32_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<128, 128, 32, 16, 0>>(n); }},
+      {"T256_RT256_C32_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<256, 256, 32, 16, 0>>(n); }},
+      {"T512_RT512_C8_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<512, 512, 8, 16, 0>>(n); }},
+      {"T512_RT512_C16_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<512, 512, 16, 16, 0>>(n); }},
+      {"T1024_RT1024_C16_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<1024, 1024, 16, 16, 0>>(n); }},
+      {"T1024_RT1024_C8_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<1024, 1024, 8, 16, 0>>(n); }},
+      {"T1024_RT128_C16_V16_S0", [](Bench<T>& b, const char* n) { b.template run<Config<1024, 128, 16, 16, 0>>(n); }},
   };
   return all;
 }
