@@ -41,8 +41,8 @@ SanitizerResult sanitize_variant(const EvaluationContext& ctx, std::size_t index
 // How many gate runs go beside each other on one GPU: `jobs` when given (> 0), else one. Runs under
 // the sanitizer share a GPU badly: on two H200 (2026-11-30) four a GPU left six of softmax_cuda's
 // variants unfinished after 4.5 minutes, among them THREADS256 ROW_THREADS256 CACHE16, which passes
-// racecheck alone in 3.9 s; the same eight pending variants took 239 s at two a GPU and 252 s at
-// one, both set by its three cluster variants (about 100 s each under the sanitizer).
+// racecheck alone in 3.9 s. On one H200 the same eight pending variants took 252 s one at a time
+// (its three cluster variants 100, 100 and 29 s, the others 3-8 s) and 239 s two at a time.
 std::size_t sanitizer_lanes(int jobs);
 
 // The variants a record's header dispatches to, which the gate must pass: each bucket's winner
