@@ -226,14 +226,15 @@ struct Partial {
 // blocks an SM (32 registers): ptxas gave it 48 at CACHE 16, one block an SM, where the aligned one
 // fits two; held there it spills 8 bytes and runs in 0.69-0.85x the time (H200, 2026-11-30: 1686 x
 // 16178 fp32 68.4 -> 58.2 us, 4000 x 16001 bf16 114.6 -> 79.4; bench/data/peel1024-2026-11-30.txt).
-// Asking the same of smaller blocks made ptxas spill more and was no faster (kernels/softmax/README.md),
-// and a second argument of 1 would let ptxas take more registers, so it is 0 (none) elsewhere.
+// Asking the same of smaller blocks made ptxas spill more and was no faster (kernels/softmax/
+// README.md), and a second argument of 1 would let ptxas take more registers: elsewhere it is 0,
+// none.
 // With SPLIT > 1 the blocks of a cluster share each row: every block reduces its share to a max
 // and a sum of exp(x - its max), the cluster exchanges those pairs once, and each block rescales
 // its cached exps by exp(its max - row max) / row sum.
 template <class Tr, bool kPeel, class T>
-__global__ void __launch_bounds__(Tr::kThreads, kPeel && Tr::kThreads == 1024 ? 2 : 0) softmax_cached_kernel(const T* __restrict__ in, T* __restrict__ out,
-                                                                     std::int64_t rows, int cols) {
+__global__ void __launch_bounds__(Tr::kThreads, kPeel && Tr::kThreads == 1024 ? 2 : 0)
+    softmax_cached_kernel(const T* __restrict__ in, T* __restrict__ out, std::int64_t rows, int cols) {
   constexpr int V = Tr::kVec;
   constexpr int kChunks = Tr::kCache / V;
   constexpr int kStride = Tr::kSpan * V;  // elements between a thread's chunks
