@@ -229,7 +229,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   tune->add_option("--sanitize-runners-up", t->sanitize_runners_up, "also sanitize this many runners-up of each bucket")
       ->check(CLI::Range(0, 3));
   tune->add_option("--sanitize-jobs", t->sanitize_jobs,
-                   "gate runs at once on each GPU (default 1: runs under the sanitizer slow each other down many times over)")
+                   "gate runs at once on each GPU (default 1: runs under the sanitizer beside each other can slow each other down many times over)")
       ->check(CLI::Range(1, 16));
   tune->add_option("--sanitize-timeout", *sanitize_timeout,
                    "seconds one compute-sanitizer run of the gate may go without reporting progress (default: 100 "

@@ -43,12 +43,9 @@ struct EvaluationContext {
   // (the harness's plan): the variants the search rejects are not worth seven.
   int min_repetitions = 3;
   double settled_spread = 0.01;
-  // The timed work of one repetition (the harness's plan). Its floor is the noise a decision can
-  // bear: three of softmax_cuda's finalists timed twice at its 128 coverage points on an H200
-  // (2026-11-30) moved by 0.05 % (median) and 0.22 % (90th percentile) between two 20 ms runs and
-  // 0.06 % / 0.26 % from 20 ms to 5 ms, against a dispatch tolerance of 5 %, with no winner
-  // changed; 5 ms took 13.7-24.1 s a variant where 20 ms took 18.2-28.2 s.
-  double repetition_seconds = 0.005;
+  // The timed work of one repetition (the harness's plan; model::kDefaultRepetitionSeconds says
+  // why its default is what it is).
+  double repetition_seconds = model::kDefaultRepetitionSeconds;
   // A timing stops at its first figure when that is over stop_ratio times the fastest time the
   // worklog holds for the problem in this context (stop_bounds): a variant that far behind is no
   // candidate there, and its precise time would not change a choice. 0: every timing in full.

@@ -51,8 +51,9 @@ std::string sanitizer_errors(const std::string& log, std::size_t max_lines) {
 double sanitizer_silence_s(const EvaluationContext& ctx) {
   if (ctx.sanitize_timeout_s > 0) return ctx.sanitize_timeout_s;
   // The sanitizer slows a kernel down by one or two orders of magnitude; within ten minutes of
-  // silence by default, against the slowest gate run seen (an 8-block cluster row of
-  // softmax_cuda, over 150 s on an H200), so that a run that hangs holds the build minutes, not hours.
+  // silence by default, against the slowest gate runs seen (softmax_cuda's 8-block cluster rows on
+  // an H200: 100 s alone, over 150 s beside other runs), so that a run that hangs holds the build
+  // minutes, not hours.
   return std::min({100 * ctx.timeout_s, kDefaultSanitizeSilenceSeconds, kMaxTimeLimitSeconds});
 }
 

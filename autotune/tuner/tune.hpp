@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compile.hpp"
+#include "kiln/model/protocol.hpp"
 #include "search.hpp"
 #include "shard.hpp"
 
@@ -39,7 +40,7 @@ struct TuneOptions {
   std::uint64_t seed = 0;      // 0: drawn from the clock, and written to the session
   int repetitions = 7;
   double settled_spread = 0.01;  // EvaluationContext::settled_spread
-  double repetition_seconds = 0.005;  // EvaluationContext::repetition_seconds
+  double repetition_seconds = model::kDefaultRepetitionSeconds;  // EvaluationContext::repetition_seconds
   double stop_ratio = 3;         // EvaluationContext::stop_ratio
   int checks_per_problem = 1;
   std::optional<double> timeout_s;  // overrides the space's tuning.timeout_s
@@ -56,7 +57,7 @@ struct TuneOptions {
   bool sanitize_required = false;  // an error when compute-sanitizer is not found (kiln tune --sanitize)
   int sanitize_runners_up = 0; // also sanitize this many runners-up of each bucket
   std::optional<double> sanitize_timeout_s;  // EvaluationContext::sanitize_timeout_s
-  // Gate runs at once on each GPU, the measuring pool's or the one (0: a quarter of the cores, at most 4).
+  // Gate runs at once on each GPU, the measuring pool's or the one (0: one; sanitizer_lanes says why).
   int sanitize_jobs = 0;
   bool lock_clocks = false;    // lock the GPU's SM clock at its maximum for the session (nvidia-smi -lgc)
   // CUDA: "all" or nvidia-smi indices ("0,2"): one measuring child per GPU (gpus.hpp); empty: the

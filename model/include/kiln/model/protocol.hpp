@@ -25,6 +25,13 @@ namespace kiln::model {
 class JsonNode;
 
 // The work the tuner hands one variant process: which problems to validate, which to time, how.
+// The timed work of one repetition, the tuner's default as the plan's. Its floor is the noise a
+// decision can bear: three of softmax_cuda's finalists timed twice at its 128 coverage points on
+// an H200 (2026-11-30) moved by 0.05 % (median) and 0.22 % (90th percentile) between two 20 ms
+// runs and 0.06 % / 0.26 % from 20 ms to 5 ms, against a dispatch tolerance of 5 %, with no winner
+// changed; 5 ms took 13.7-24.1 s a variant where 20 ms took 18.2-28.2 s.
+inline constexpr double kDefaultRepetitionSeconds = 0.005;
+
 struct Plan {
   std::uint64_t seed = 1;             // the timed inputs' random seed (plan_seed)
   // The checked inputs' seed: the run's seed alone, the same for every variant of a tuning, so that
@@ -42,7 +49,7 @@ struct Plan {
   // points costs repetitions times points. 0: always `repetitions`.
   int min_repetitions = 7;
   double settled_spread = 0;
-  double repetition_seconds = 0.005;  // timed work per repetition
+  double repetition_seconds = kDefaultRepetitionSeconds;  // timed work per repetition
   std::uint64_t max_rotation_bytes = std::uint64_t{4} << 30;
   // Bench problem key -> seconds per call above which its timing stops at its first figure: the
   // tuner's bound for a variant that cannot be among the fastest there (a multiple of the best
