@@ -4,6 +4,7 @@
 #include "kiln/model/json_reader.hpp"
 #include "kiln/model/protocol.hpp"
 #include "kiln/model/protocol_read.hpp"
+#include "protocol_write.hpp"
 
 namespace kiln::model {
 namespace {
@@ -11,10 +12,7 @@ namespace {
 using nlohmann::ordered_json;
 namespace read = protocol_read;
 
-template <class T>
-void put(ordered_json& j, const char* key, const std::optional<T>& value) {
-  if (value) j[key] = *value;
-}
+using protocol_write::put;
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include "kiln/problem_json.hpp"
 #include "kiln/model/protocol.hpp"
 #include "kiln/model/protocol_read.hpp"
+#include "protocol_write.hpp"
 
 namespace kiln::model {
 namespace {
@@ -29,10 +30,7 @@ std::array<std::int64_t, 3> read_dims(const JsonNode& node) {
   return {read::non_negative_integer(e[0]), read::non_negative_integer(e[1]), read::non_negative_integer(e[2])};
 }
 
-template <class T>
-void put(ordered_json& j, const char* key, const std::optional<T>& value) {
-  if (value) j[key] = *value;
-}
+using protocol_write::put;
 
 ordered_json to_json(const OutputCheck& o) {
   return {{"output", o.output},
