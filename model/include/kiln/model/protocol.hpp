@@ -24,7 +24,6 @@ namespace kiln::model {
 
 class JsonNode;
 
-// The work the tuner hands one variant process: which problems to validate, which to time, how.
 // The timed work of one repetition, the tuner's default as the plan's. Its floor is the noise a
 // decision can bear: three of softmax_cuda's finalists timed twice at its 128 coverage points on
 // an H200 (2026-11-30) moved by 0.05 % (median) and 0.22 % (90th percentile) between two 20 ms
@@ -32,6 +31,7 @@ class JsonNode;
 // changed; 5 ms took 13.7-24.1 s a variant where 20 ms took 18.2-28.2 s.
 inline constexpr double kDefaultRepetitionSeconds = 0.005;
 
+// The work the tuner hands one variant process: which problems to validate, which to time, how.
 struct Plan {
   std::uint64_t seed = 1;             // the timed inputs' random seed (plan_seed)
   // The checked inputs' seed: the run's seed alone, the same for every variant of a tuning, so that
