@@ -1,7 +1,7 @@
 // softmax_variants_bench: named softmax_cuda configurations launched directly (no tuned header) on
 // chosen shapes, timed as the tuner times them (the staged-tile figures in kernels/softmax/README.md
 // were taken before, on stream launches over at most 64 input sets).
-//   softmax_variants_bench ROWSxCOLS:DTYPE [...] [-- CONFIG ...]
+//   softmax_variants_bench [--check-only] ROWSxCOLS:DTYPE [...] [-- CONFIG ...]
 // DTYPE is fp32 or bf16; CONFIG names one of the configurations below (all of them by default).
 // Per shape and configuration: one launch checked against an fp64 reference computed on the device
 // (every element within 1.6e-2 relative for bf16, 1e-4 for fp32, plus 1e-6), then CUDA events
@@ -9,6 +9,8 @@
 // at least 5 ms a repetition (at most 4000 launches), captured in a CUDA graph as the tuner does,
 // median of 7 repetitions (min and max printed beside it), and the
 // ratio to the copy floor at 4.2 TB/s (the H200's measured copy bandwidth).
+// --check-only: no timing; each configuration is checked three times, with in and out at their
+// allocation's start and both offset by 1 and by 3 elements (rows that start unaligned).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -98,17 +100,18 @@ struct Shape {
 template <class T>
 class Bench {
  public:
-  explicit Bench(Shape s) : s_(s), bytes_(static_cast<size_t>(s.rows * s.cols) * sizeof(T)) {
+  Bench(Shape s, bool check_only)
+      : s_(s), bytes_(static_cast<size_t>(s.rows * s.cols) * sizeof(T)), check_only_(check_only) {
     // As the tuner: enough sets to exceed four times the L2 (at most 4096), so every launch reads
     // from DRAM; fewer would leave a small problem's inputs in L2 between their turns.
     const size_t wanted = static_cast<size_t>(4 * 60e6) / (2 * bytes_) + 1;
-    const int sets = static_cast<int>(std::min<size_t>(4096, std::max<size_t>(1, wanted)));
+    const int sets = check_only ? 1 : static_cast<int>(std::min<size_t>(4096, std::max<size_t>(1, wanted)));
     for (int k = 0; k < sets; ++k) {
       T* a = nullptr;
       T* b = nullptr;
       BENCH_CHECK(cudaMalloc(&a, bytes_ + 64));
       BENCH_CHECK(cudaMalloc(&b, bytes_ + 64));
-      fill<<<1024, 256>>>(a, s.rows * s.cols, 17u + k);
+      fill<<<1024, 256>>>(a, s.rows * s.cols + 3, 17u + k);
       in_.push_back(a);
       out_.push_back(b);
     }
@@ -123,18 +126,40 @@ class Bench {
   Bench(const Bench&) = delete;
   Bench& operator=(const Bench&) = delete;
 
+  // Elements of out (at in + offset and out + offset) outside the tolerance after one launch, and
+  // bytes written outside it.
   template <class C>
-  void run(const char* name) {
-    auto launch = [&](int k) {
-      return kiln::softmax::launch<C>(in_[k % in_.size()], out_[k % out_.size()], s_.rows, s_.cols, nullptr);
-    };
-    BENCH_CHECK(cudaMemset(out_[0], 0xff, bytes_));
-    BENCH_CHECK(launch(0));
+  unsigned long long wrong_after_launch(int offset) {
+    T* in = in_[0] + offset;
+    T* out = out_[0] + offset;
+    BENCH_CHECK(cudaMemset(out_[0], 0xff, bytes_ + 64));
+    BENCH_CHECK(kiln::softmax::launch<C>(in, out, s_.rows, s_.cols, nullptr));
     BENCH_CHECK(cudaMemset(wrong_, 0, sizeof(unsigned long long)));
     const unsigned grid = static_cast<unsigned>(std::min<long long>((s_.rows + 255) / 256, 65535));
-    count_wrong<<<grid, 256>>>(in_[0], out_[0], s_.rows, s_.cols, sizeof(T) == 2 ? 1.6e-2 : 1e-4, wrong_);
+    count_wrong<<<grid, 256>>>(in, out, s_.rows, s_.cols, sizeof(T) == 2 ? 1.6e-2 : 1e-4, wrong_);
     unsigned long long wrong = 0;
     BENCH_CHECK(cudaMemcpy(&wrong, wrong_, sizeof wrong, cudaMemcpyDeviceToHost));
+    // The bytes before and after the matrix (the allocation has 64 to spare) must be untouched.
+    unsigned char guard[64 + 3 * sizeof(T)];
+    const size_t before = offset * sizeof(T), after = 64 - before;
+    BENCH_CHECK(cudaMemcpy(guard, out_[0], before, cudaMemcpyDeviceToHost));
+    BENCH_CHECK(cudaMemcpy(guard + before, reinterpret_cast<unsigned char*>(out) + bytes_, after, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < before + after; ++i) wrong += guard[i] != 0xff;
+    return wrong;
+  }
+
+  template <class C>
+  void run(const char* name) {
+    if (check_only_) {
+      std::string verdict;
+      for (int offset : {0, 1, 3}) {
+        const unsigned long long wrong = wrong_after_launch<C>(offset);
+        if (wrong != 0) verdict += " WRONG " + std::to_string(wrong) + " at offset " + std::to_string(offset);
+      }
+      std::printf("  %-24s %s\n", name, verdict.empty() ? "ok (offsets 0, 1, 3)" : verdict.c_str());
+      return;
+    }
+    const unsigned long long wrong = wrong_after_launch<C>(0);
 
     const int sets = static_cast<int>(in_.size());
     cudaEvent_t start, stop;
@@ -180,6 +205,7 @@ class Bench {
  private:
   Shape s_;
   size_t bytes_;
+  bool check_only_;
   std::vector<T*> in_, out_;
   unsigned long long* wrong_ = nullptr;
 };
@@ -249,17 +275,17 @@ const std::vector<std::pair<const char*, void (*)(Bench<T>&, const char*)>>& con
 }
 
 template <class T>
-void bench_shape(Shape s, const std::vector<std::string>& chosen) {
+void bench_shape(Shape s, const std::vector<std::string>& chosen, bool check_only) {
   std::printf("%lld x %lld %s (copy floor %.2f us)\n", s.rows, s.cols, s.bf16 ? "bf16" : "fp32",
               2.0 * static_cast<double>(s.rows * s.cols) * sizeof(T) / kCopyBytesPerSecond * 1e6);
-  Bench<T> bench(s);
+  Bench<T> bench(s, check_only);
   for (const auto& [name, run] : configurations<T>()) {
     if (chosen.empty() || std::find(chosen.begin(), chosen.end(), name) != chosen.end()) run(bench, name);
   }
 }
 
 int usage(const char* why) {
-  std::fprintf(stderr, "softmax_variants_bench: %s\nusage: softmax_variants_bench ROWSxCOLS:fp32|bf16 [...] [-- CONFIG ...]\n",
+  std::fprintf(stderr, "softmax_variants_bench: %s\nusage: softmax_variants_bench [--check-only] ROWSxCOLS:fp32|bf16 [...] [-- CONFIG ...]\n",
                why);
   return 2;
 }
@@ -270,8 +296,13 @@ int main(int argc, char** argv) {
   std::vector<Shape> shapes;
   std::vector<std::string> chosen;
   bool configs = false;
+  bool check_only = false;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
+    if (arg == "--check-only" && !configs) {
+      check_only = true;
+      continue;
+    }
     if (arg == "--") {
       configs = true;
       continue;
@@ -296,9 +327,9 @@ int main(int argc, char** argv) {
   if (shapes.empty()) return usage("no shape");
   for (const Shape& s : shapes) {
     if (s.bf16) {
-      bench_shape<__nv_bfloat16>(s, chosen);
+      bench_shape<__nv_bfloat16>(s, chosen, check_only);
     } else {
-      bench_shape<float>(s, chosen);
+      bench_shape<float>(s, chosen, check_only);
     }
   }
   return 0;
