@@ -1,4 +1,4 @@
-// Host interface to the CUDA kernel cases (kernels_cuda_<family>.cu), so that the Catch driver is
+// Host interface to the CUDA kernel cases (kernels_cuda_cases.cu), so that the Catch driver is
 // plain C++ and nvcc compiles only the kernels and workloads.
 #pragma once
 #include <cstdint>
@@ -68,7 +68,7 @@ std::vector<kiln::CheckResult> selective_scan_api_case(std::int64_t batch, std::
                                                        std::int64_t state, std::int64_t groups, const std::string& dtype,
                                                        std::uint64_t seed);
 // The message of the SelectiveScanError kiln::cuda::selective_scan throws for bad argument
-// `which` (see kernels_cuda_scan.cu, kScanBadArguments), "" when it throws none; `count` gets
+// `which` (see kernels_cuda_cases.cu, kScanBadArguments), "" when it throws none; `count` gets
 // the number of bad arguments there are. Device buffers are real, so a call that wrongly passes
 // the checks would launch and not crash.
 std::string selective_scan_api_error(int which, int& count, std::string& expected);
