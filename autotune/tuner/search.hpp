@@ -63,6 +63,12 @@ class Searcher {
   // step depends on what it observes commits to nothing (the default), and each of its proposals
   // is compiled alone, when proposed.
   virtual std::vector<std::size_t> upcoming(std::size_t /*limit*/) const { return {}; }
+  // A variant the worklog's context already holds measured, handed over before the first
+  // proposal. A model-guided search takes it as measured: it is never proposed, counts against
+  // the budget, and the model is fitted to it, so that a space grown by new values, or a search
+  // resumed with another seed, measures only what the model expects to gain from. The others
+  // ignore it (the default) and reach what the worklog holds by proposing it again, at no cost.
+  virtual void prior(const Evaluation& /*measured*/) {}
 };
 
 // A strategy's options as given (`--strategy-option key=value`), checked against its schema.

@@ -86,8 +86,26 @@ SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
   Searcher& searcher = *t.searcher;
   const ScoreFloor floor = score_floor(t.floors);
   AttemptWriter attempts(t.ctx, searcher, floor, attempted_variants(t.ctx));
+  // The variants the context already holds checked and timed go to the search first
+  // (Searcher::prior), read from the worklog alone. Stored failures do not: proposed again, a
+  // transient one may be measured again (retry_decision), which a prior would rule out.
+  std::size_t priors = 0;
+  {
+    EvaluationContext reading = t.ctx;
+    reading.measure = false;
+    for (std::size_t v = 0; v < m.variants.size(); ++v) {
+      const VariantOutcome held = evaluate_variant(reading, v);
+      if (!held.complete || !held.score) continue;
+      searcher.prior({v, held.score});
+      ++priors;
+    }
+  }
   out << "kiln: tuning " << m.kernel << " on " << t.probed.name << " (" << searcher.planned() << " of " << m.variants.size()
       << " variants, " << searcher.name() << " search, worklog " << t.log->path() << ")\n";
+  if (priors > 0) {
+    out << "kiln: " << m.kernel << ": " << priors << " variant" << (priors == 1 ? "" : "s")
+        << " of this context already checked and timed in the worklog\n";
+  }
   Progress progress(out, progress_line, m.kernel, searcher.planned());
   SearchResult result;
   std::optional<std::size_t> best;

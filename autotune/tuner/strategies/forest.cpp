@@ -4,6 +4,10 @@
 // variant not yet proposed, and the one with the largest expected improvement over the best so far
 // is measured next. Failed variants enter the model as slow as the slowest success, so the search
 // learns to keep away from them. The space is enumerated, so the acquisition is maximised exactly.
+// What the worklog already holds of the context comes in first as priors (Searcher::prior): the
+// model starts from it and the budget counts it, so that values added to a space are measured
+// where the model expects them to pay (a new value of an ordered knob falls, in every tree, on the
+// side of a measured neighbour: the twins of the best variants so far rank first).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -39,7 +43,9 @@ class ForestSearch final : public Searcher {
       : space_(space), o_(o), proposals_(space), rng_(seed) {}
 
   std::string name() const override { return "forest"; }
-  std::size_t planned() const override { return std::min(o_.budget, space_.size()); }
+  // The budget counts the priors: a search resumed over a worklog that holds its budget measures
+  // nothing more.
+  std::size_t planned() const override { return total() - std::min(total(), priors_); }
   std::string hypothesis() const override {
     if (proposals_.count() <= 1) return "forest search: the space's default, the baseline";
     if (covering_) return "forest search: a value of a categorical parameter (an algorithm) not measured yet";
@@ -48,7 +54,7 @@ class ForestSearch final : public Searcher {
   }
 
   std::optional<std::size_t> propose() override {
-    if (proposals_.count() >= planned()) return std::nullopt;
+    if (proposals_.count() >= total()) return std::nullopt;
     guided_ = false;
     if (auto v = design_step(proposals_, rng_, covering_, successes_ == 0)) return v;
     guided_ = true;
@@ -67,7 +73,7 @@ class ForestSearch final : public Searcher {
   // is not observed yet). A design that goes on while nothing has succeeded is not counted on.
   std::vector<std::size_t> upcoming(std::size_t limit) const override {
     std::vector<std::size_t> next;
-    const std::size_t left = std::min(limit, planned() - std::min(planned(), proposals_.count()));
+    const std::size_t left = std::min(limit, total() - std::min(total(), proposals_.count()));
     grid::Proposals p = proposals_;
     std::mt19937_64 rng = rng_;
     bool covering = false;
@@ -85,6 +91,13 @@ class ForestSearch final : public Searcher {
     return next;
   }
 
+  void prior(const Evaluation& e) override {
+    if (proposals_.taken(e.variant)) return;
+    proposals_.take(e.variant);
+    ++priors_;
+    observe(e);
+  }
+
   void observe(const Evaluation& e) override {
     measured_.push_back(e);
     if (e.score) {
@@ -95,12 +108,14 @@ class ForestSearch final : public Searcher {
   }
 
  private:
+  std::size_t total() const { return std::min(o_.budget, space_.size()); }
+
   // The design's next proposal: the space's default, then a variant for each value of a
   // categorical parameter not proposed yet, then random draws up to `initial` (and on while
   // `nothing_succeeded`); nothing once the model guides.
   std::optional<std::size_t> design_step(grid::Proposals& p, std::mt19937_64& rng, bool& covering,
                                          bool nothing_succeeded) const {
-    if (p.count() == 0) return p.take(space_.default_variant);
+    if (!p.taken(space_.default_variant)) return p.take(space_.default_variant);
     if (auto v = p.uncovered_free(rng)) {
       covering = true;
       return p.take(*v);
@@ -155,6 +170,7 @@ class ForestSearch final : public Searcher {
   std::vector<std::size_t> ranked_;
   std::size_t next_ranked_ = 0;
   std::size_t next_fit_ = 0;
+  std::size_t priors_ = 0;
   bool guided_ = false;
   bool covering_ = false;
 };
