@@ -40,4 +40,13 @@ foreach(strategy IN ITEMS anneal genetic forest)
     message(FATAL_ERROR "${strategy}: ${compiled} variants compiled for 8 proposals:\n${out}")
   endif()
   message(STATUS "adaptive search: ${strategy} tuned 8 of 1000 variants, ${compiled} compiled")
+  if(strategy STREQUAL "forest")
+    # The budget grown over the same worklog: the 8 variants measured come in as priors, and only
+    # the remainder is measured.
+    kiln_run(COMMAND "${CMAKE_COMMAND}" -S "${project}" -B "${build}" -DKILN_BUDGET=12)
+    kiln_run(COMMAND "${CMAKE_COMMAND}" --build "${build}" OUTPUT_VARIABLE again)
+    kiln_expect("${again}" "sum_squares: 8 variants of this context already checked and timed" "forest: the priors")
+    kiln_expect("${again}" "4/4 \\(4 measured now" "forest: only the budget's remainder measured")
+    kiln_expect("${again}" "sum_squares on [^\n]*: 12 evaluated, 12 passed" "forest: the grown budget's tally")
+  endif()
 endforeach()
