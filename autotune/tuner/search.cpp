@@ -156,7 +156,7 @@ ReplayResult replay(Searcher& searcher, const std::function<std::optional<double
   ReplayResult result;
   std::optional<double> best_score;
   while (auto v = searcher.propose()) {
-    Evaluation e{*v, recorded(*v)};
+    Evaluation e{*v, recorded(*v), {}};
     searcher.observe(e);
     result.evaluations.push_back(e);
     if (e.score && (!best_score || *e.score < *best_score)) {

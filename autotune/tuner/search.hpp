@@ -41,10 +41,14 @@ struct SearchSpace {
 };
 
 // The result of measuring one variant: a score to minimise (the geometric mean of its median
-// times over the tuning problems), or nothing when the variant failed.
+// times over the tuning problems), or nothing when the variant failed. Where the space's problems
+// fall in two or more buckets, `parts` holds the score of each such bucket (the geometric mean
+// over its problems, in the manifest's bucket order): the record takes a winner per bucket, so a
+// variant that wins one bucket is worth finding even when its overall score is poor.
 struct Evaluation {
   std::size_t variant = 0;
   std::optional<double> score;
+  std::vector<double> parts;
 };
 
 class Searcher {

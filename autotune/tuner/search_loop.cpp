@@ -79,6 +79,26 @@ ScoreFloor score_floor(const std::vector<Floor>& floors) {
   return floor;
 }
 
+// The bucket scores of an outcome (Evaluation::parts): the geometric mean over each bucket's
+// listed problems, for the buckets that hold any; nothing unless two or more do.
+std::vector<double> bucket_parts(const Manifest& m, const VariantOutcome& o) {
+  if (!o.score) return {};
+  std::vector<std::vector<double>> medians(m.buckets.size());
+  for (const auto& p : m.problems) {
+    const auto bucket = m.bucket_of(p);
+    if (!bucket) continue;
+    const auto it = o.median_s.find(p.key());
+    if (it == o.median_s.end()) return {};
+    medians[*bucket].push_back(it->second);
+  }
+  std::vector<double> parts;
+  for (const auto& times : medians) {
+    if (!times.empty()) parts.push_back(*geomean(times));
+  }
+  if (parts.size() < 2) parts.clear();
+  return parts;
+}
+
 }  // namespace
 
 SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
@@ -96,7 +116,7 @@ SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
     for (std::size_t v = 0; v < m.variants.size(); ++v) {
       const VariantOutcome held = evaluate_variant(reading, v);
       if (!held.complete || !held.score) continue;
-      searcher.prior({v, held.score});
+      searcher.prior({v, held.score, bucket_parts(m, held)});
       ++priors;
     }
   }
@@ -167,7 +187,7 @@ SearchResult run_search(Tuning& t, bool progress_line, std::ostream& out) {
       outcome = evaluate_variant(t.ctx, *proposal);
     }
     if (outcome.ran) ++result.ran;
-    searcher.observe({*proposal, outcome.score});
+    searcher.observe({*proposal, outcome.score, bucket_parts(m, outcome)});
     ++done;
 
     if (!outcome.kept.empty() && outcome.failure != worklog::FailureKind::compile) {

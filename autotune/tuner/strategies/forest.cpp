@@ -104,6 +104,19 @@ class ForestSearch final : public Searcher {
       ++successes_;
       worst_ = std::max(worst_, std::log(*e.score));
       best_ = std::min(best_, std::log(*e.score));
+      // Bucket scores steer the search only while every success has them, all of one length.
+      if (successes_ == 1) {
+        part_best_.assign(e.parts.size(), 1e300);
+        part_worst_.assign(e.parts.size(), -1e300);
+      }
+      if (e.parts.size() != part_best_.size()) {
+        part_best_.clear();
+        part_worst_.clear();
+      }
+      for (std::size_t k = 0; k < part_best_.size(); ++k) {
+        part_best_[k] = std::min(part_best_[k], std::log(e.parts[k]));
+        part_worst_[k] = std::max(part_worst_[k], std::log(e.parts[k]));
+      }
     }
   }
 
@@ -130,31 +143,59 @@ class ForestSearch final : public Searcher {
   // quadratic time in the budget; refitting after every twentieth of what was measured changes
   // the proposals little, since one more point moves a forest of many points little. A `batch`
   // takes that many from one fit, so that they compile at once.
+  //
+  // With bucket scores (Evaluation::parts) a forest is fitted to each bucket's, and a variant's
+  // acquisition is its largest expected improvement in any bucket (logarithms: relative
+  // improvements, comparable across buckets): the record takes a winner per bucket, and one
+  // model of the overall score ranks a variant that only the large problems favour below the
+  // variants that win the small ones (attention_d64's 192-row tiles, 2026-12-01).
   void rank() {
     std::vector<const std::vector<int>*> points;
-    std::vector<double> targets;
-    for (const auto& m : measured_) {
-      points.push_back(&space_.coordinates[m.variant]);
-      targets.push_back(m.score ? std::log(*m.score) : worst_);
+    for (const auto& m : measured_) points.push_back(&space_.coordinates[m.variant]);
+    const std::size_t parts = part_best_.size() >= 2 ? part_best_.size() : 0;
+    std::vector<RegressionForest> forests(parts == 0 ? 1 : parts);
+    for (std::size_t k = 0; k < forests.size(); ++k) {
+      std::vector<double> targets;
+      for (const auto& m : measured_) {
+        if (parts == 0) {
+          targets.push_back(m.score ? std::log(*m.score) : worst_);
+        } else {
+          targets.push_back(m.score ? std::log(m.parts[k]) : part_worst_[k]);
+        }
+      }
+      forests[k].fit(points, targets, space_.value_counts, o_.shape, rng_);
     }
-    forest_.fit(points, targets, space_.value_counts, o_.shape, rng_);
     struct Candidate {
       double improvement, mean;
       std::size_t variant;
     };
-    std::vector<Candidate> candidates;
-    for (std::size_t v = 0; v < space_.size(); ++v) {
-      if (proposals_.taken(v)) continue;
-      Prediction p = forest_.predict(space_.coordinates[v]);
-      candidates.push_back({expected_improvement(p, best_), p.mean, v});
-    }
-    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    auto by_improvement = [](const Candidate& a, const Candidate& b) {
       if (a.improvement != b.improvement) return a.improvement > b.improvement;
       if (a.mean != b.mean) return a.mean < b.mean;
       return a.variant < b.variant;
-    });
+    };
+    // One ranking per forest; with several, their heads are taken in turn, so that every bucket
+    // gets its share of the proposals (the largest expected improvement over all buckets would
+    // follow whichever bucket the model knows least, whatever it is worth).
+    std::vector<std::vector<Candidate>> rankings(forests.size());
+    for (std::size_t v = 0; v < space_.size(); ++v) {
+      if (proposals_.taken(v)) continue;
+      for (std::size_t k = 0; k < forests.size(); ++k) {
+        Prediction p = forests[k].predict(space_.coordinates[v]);
+        rankings[k].push_back({expected_improvement(p, parts == 0 ? best_ : part_best_[k]), p.mean, v});
+      }
+    }
+    for (auto& r : rankings) std::sort(r.begin(), r.end(), by_improvement);
     ranked_.clear();
-    for (const auto& c : candidates) ranked_.push_back(c.variant);
+    std::vector<bool> listed(space_.size(), false);
+    for (std::size_t at = 0; rankings.size() > 0 && at < rankings[0].size(); ++at) {
+      for (std::size_t k = 0; k < rankings.size(); ++k) {
+        const std::size_t v = rankings[(k + turn_) % rankings.size()][at].variant;
+        if (!listed[v]) ranked_.push_back(v);
+        listed[v] = true;
+      }
+    }
+    turn_ = (turn_ + 1) % rankings.size();
     next_ranked_ = 0;
     next_fit_ = measured_.size() + std::max<std::size_t>(o_.batch, measured_.size() / 20);
   }
@@ -163,14 +204,15 @@ class ForestSearch final : public Searcher {
   ForestOptions o_;
   grid::Proposals proposals_;
   std::mt19937_64 rng_;
-  RegressionForest forest_;
   std::vector<Evaluation> measured_;
   std::size_t successes_ = 0;
   double worst_ = -1e300, best_ = 1e300;  // log scores
+  std::vector<double> part_best_, part_worst_;  // log bucket scores, where every success has them
   std::vector<std::size_t> ranked_;
   std::size_t next_ranked_ = 0;
   std::size_t next_fit_ = 0;
   std::size_t priors_ = 0;
+  std::size_t turn_ = 0;  // the bucket whose ranking leads the next fit's
   bool guided_ = false;
   bool covering_ = false;
 };

@@ -169,3 +169,52 @@ TEST_CASE("a forest over a grown space measures the new value first and finds it
     CHECK(std::all_of(proposed.begin(), at, [&](std::size_t v) { return space.coordinates[v][0] == 3; }));
   }
 }
+
+// Two buckets whose winners lie far apart, the overall score dominated by the first (three
+// problems against one): the record takes a winner per bucket, and with the bucket scores the
+// forest gives each bucket's model its turn; one model of the overall score spends its budget
+// around the first bucket's winner. Measured over seeds 1-10 at a budget of 30 of 192 (the
+// geometric mean of the fractions of the two buckets' optima found): with bucket scores worst
+// 0.66, median 0.87; without, 0.54 and 0.77.
+TEST_CASE("a forest with bucket scores finds the winners of both buckets") {
+  SearchSpace space;
+  space.value_counts = {8, 6, 4};
+  std::vector<double> small, large;
+  for (int x = 0; x < 8; ++x)
+    for (int y = 0; y < 6; ++y)
+      for (int z = 0; z < 4; ++z) {
+        std::vector<int> point{x, y, z};
+        space.positions.emplace(point, space.coordinates.size());
+        space.coordinates.push_back(point);
+        small.push_back(std::exp(0.3 * (x - 1) * (x - 1) + 0.2 * (y - 2) * (y - 2) + 0.05 * z));
+        large.push_back(std::exp(0.08 * (x - 6) * (x - 6) + 0.1 * (y - 4) * (y - 4) + 0.1 * (z == 2 ? 0 : 1)));
+      }
+  space.categorical.assign(3, false);
+  space.default_variant = 0;
+  const double small_best = *std::min_element(small.begin(), small.end());
+  const double large_best = *std::min_element(large.begin(), large.end());
+  auto run = [&](bool with_parts, std::uint64_t seed) {
+    auto searcher = make_searcher("forest", space, StrategyOptions{{"budget", "30"}}, seed);
+    double found_small = 1e300, found_large = 1e300;
+    while (auto v = searcher->propose()) {
+      Evaluation e{*v, std::exp((3 * std::log(small[*v]) + std::log(large[*v])) / 4), {}};
+      if (with_parts) e.parts = {small[*v], large[*v]};
+      found_small = std::min(found_small, small[*v]);
+      found_large = std::min(found_large, large[*v]);
+      searcher->observe(e);
+    }
+    return std::sqrt(small_best / found_small * (large_best / found_large));
+  };
+  std::vector<double> with, without;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    with.push_back(run(true, seed));
+    without.push_back(run(false, seed));
+  }
+  std::sort(with.begin(), with.end());
+  std::sort(without.begin(), without.end());
+  INFO("with bucket scores: worst " << with.front() << ", median " << with[5] << "; without: worst " << without.front()
+                                    << ", median " << without[5]);
+  CHECK(with[5] > without[5]);
+  CHECK(with.front() > without.front());
+  CHECK(with[5] >= 0.85);
+}
