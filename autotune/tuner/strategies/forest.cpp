@@ -144,11 +144,10 @@ class ForestSearch final : public Searcher {
   // the proposals little, since one more point moves a forest of many points little. A `batch`
   // takes that many from one fit, so that they compile at once.
   //
-  // With bucket scores (Evaluation::parts) a forest is fitted to each bucket's, and a variant's
-  // acquisition is its largest expected improvement in any bucket (logarithms: relative
-  // improvements, comparable across buckets): the record takes a winner per bucket, and one
-  // model of the overall score ranks a variant that only the large problems favour below the
-  // variants that win the small ones (attention_d64's 192-row tiles, 2026-12-01).
+  // With bucket scores (Evaluation::parts) a forest is fitted to each bucket's: the record takes
+  // a winner per bucket, and one model of the overall score ranks a variant that only the large
+  // problems favour below the variants that win the small ones (attention_d64's 192-row tiles,
+  // 2026-12-01).
   void rank() {
     std::vector<const std::vector<int>*> points;
     for (const auto& m : measured_) points.push_back(&space_.coordinates[m.variant]);
@@ -175,8 +174,8 @@ class ForestSearch final : public Searcher {
       return a.variant < b.variant;
     };
     // One ranking per forest; with several, their heads are taken in turn, so that every bucket
-    // gets its share of the proposals (the largest expected improvement over all buckets would
-    // follow whichever bucket the model knows least, whatever it is worth).
+    // gets its share of the proposals. (The largest expected improvement over all buckets did
+    // about as well on tuner_strategy_tests' two-bucket space; turns are simpler to reason about.)
     std::vector<std::vector<Candidate>> rankings(forests.size());
     for (std::size_t v = 0; v < space_.size(); ++v) {
       if (proposals_.taken(v)) continue;
