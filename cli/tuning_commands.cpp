@@ -33,6 +33,7 @@ struct ReplayArgs {
   std::vector<std::string> options;
   std::uint64_t seed = 1;
   bool table = false;
+  bool buckets = false;
   bool strategy_given = false;
   std::size_t seeds = 20;
   std::vector<double> fractions{0.05, 0.10, 0.15};
@@ -109,7 +110,9 @@ int replay(const ReplayArgs& a) {
   auto exhaustive = tuner::make_searcher("exhaustive", space, {}, a.seed);
   auto reference = tuner::replay(*exhaustive, recorded);
   auto searcher = tuner::make_searcher(a.strategy, space, strategy_options(a.options, a.budget), a.seed);
-  auto result = tuner::replay(*searcher, recorded);
+  const auto evaluations = tuner::recorded_evaluations(log, m);
+  auto result = a.buckets ? tuner::replay_evaluations(*searcher, [&](std::size_t v) { return evaluations.at(v); })
+                          : tuner::replay(*searcher, recorded);
   std::cout << "kiln: replayed " << searcher->name() << " (seed " << a.seed << ") on " << m.kernel << ": "
             << result.evaluations.size() << " of " << m.variants.size() << " variants measured\n";
   if (!reference.best || !result.best) {
@@ -120,6 +123,28 @@ int replay(const ReplayArgs& a) {
   std::cout << "  best of the space: " << m.variants[*reference.best].name << " " << best * 1e6 << " us\n"
             << "  found:             " << m.variants[*result.best].name << " " << found * 1e6 << " us ("
             << (found / best - 1) * 100 << "% slower)\n";
+  // Per bucket (the record's winners): the best of the space and of what was measured.
+  std::vector<std::string> names;
+  for (std::size_t b = 0; b < m.buckets.size(); ++b) {
+    for (const auto& p : m.problems) {
+      if (m.bucket_of(p) == b) {
+        names.push_back(m.buckets[b].name);
+        break;
+      }
+    }
+  }
+  std::vector<double> space_best(names.size(), 1e300), found_best(names.size(), 1e300);
+  for (const auto& [v, e] : evaluations) {
+    for (std::size_t k = 0; k < e.parts.size() && k < names.size(); ++k) space_best[k] = std::min(space_best[k], e.parts[k]);
+  }
+  for (const auto& e : result.evaluations) {
+    const auto& parts = evaluations.at(e.variant).parts;
+    for (std::size_t k = 0; k < parts.size() && k < names.size(); ++k) found_best[k] = std::min(found_best[k], parts[k]);
+  }
+  for (std::size_t k = 0; k < names.size() && space_best[k] < 1e300; ++k) {
+    std::cout << "  bucket " << names[k] << ": " << found_best[k] * 1e6 << " us found, " << space_best[k] * 1e6
+              << " us the best (" << space_best[k] / found_best[k] << " of it)\n";
+  }
   return 0;
 }
 
@@ -411,6 +436,9 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
   auto* table = rep->add_flag("--table", r->table,
                 "every budgeted strategy (or --strategy) at every budget of --fractions over --seeds seeds: the fraction "
                 "of the optimum reached, as a Markdown table");
+  rep->add_flag("--buckets", r->buckets,
+                "hand the search each bucket's score as well, as a tuning does (where two or more buckets hold "
+                "listed problems)");
   rep->add_option("--seeds", r->seeds, "with --table: seeds per strategy and budget (default 20)")->check(CLI::Range(1, 100000));
   rep->add_option("--fractions", r->fractions, "with --table: budgets as fractions of the space (default 0.05,0.10,0.15)")
       ->delimiter(',')
@@ -427,6 +455,7 @@ void add_tuning_commands(CLI::App& app, int& exit_code) {
           },
           "FRACTION"));
   table->excludes(rep->get_option("--budget"));
+  table->excludes(rep->get_option("--buckets"));
   table->excludes(rep->get_option("--strategy-option"));
   rep->get_option("--seeds")->needs(table);
   rep->get_option("--fractions")->needs(table);

@@ -442,6 +442,23 @@ void retry_device_setup(const EvaluationContext& ctx, const std::string& what,
   }
 }
 
+std::vector<double> bucket_scores(const Manifest& m, const std::map<std::string, double>& median_s) {
+  std::vector<std::vector<double>> medians(m.buckets.size());
+  for (const auto& p : m.problems) {
+    const auto bucket = m.bucket_of(p);
+    if (!bucket) continue;
+    const auto it = median_s.find(p.key());
+    if (it == median_s.end()) return {};
+    medians[*bucket].push_back(it->second);
+  }
+  std::vector<double> parts;
+  for (const auto& times : medians) {
+    if (!times.empty()) parts.push_back(*geomean(times));
+  }
+  if (parts.size() < 2) parts.clear();
+  return parts;
+}
+
 VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index) {
   const Manifest& m = *ctx.manifest;
   const std::string& name = m.variants[index].name;

@@ -7,6 +7,12 @@
 namespace kiln::tuner {
 
 std::map<std::size_t, std::optional<double>> recorded_scores(const worklog::Worklog& log, const Manifest& m) {
+  std::map<std::size_t, std::optional<double>> scores;
+  for (const auto& [v, e] : recorded_evaluations(log, m)) scores[v] = e.score;
+  return scores;
+}
+
+std::map<std::size_t, Evaluation> recorded_evaluations(const worklog::Worklog& log, const Manifest& m) {
   std::string context;
   for (const auto& s : log.sessions()) {
     if (s.kernel == m.kernel) context = s.context_key;
@@ -21,11 +27,11 @@ std::map<std::size_t, std::optional<double>> recorded_scores(const worklog::Work
     }
   }
   for (const auto& f : log.variant_failures(context, m.kernel)) failed[f.key.variant] = true;
-  std::map<std::size_t, std::optional<double>> scores;
+  std::map<std::size_t, Evaluation> evaluations;
   for (std::size_t i = 0; i < m.variants.size(); ++i) {
     const std::string& name = m.variants[i].name;
     if (failed.count(name)) {
-      scores[i] = std::nullopt;
+      evaluations[i] = Evaluation{i, std::nullopt, {}};
       continue;
     }
     auto it = bench.find(name);
@@ -35,9 +41,9 @@ std::map<std::size_t, std::optional<double>> recorded_scores(const worklog::Work
       auto t = it->second.find(p.key());
       if (t != it->second.end()) times.push_back(t->second);
     }
-    if (times.size() == m.problems.size()) scores[i] = geomean(times);
+    if (times.size() == m.problems.size()) evaluations[i] = Evaluation{i, geomean(times), bucket_scores(m, it->second)};
   }
-  return scores;
+  return evaluations;
 }
 
 }  // namespace kiln::tuner

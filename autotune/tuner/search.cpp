@@ -153,10 +153,14 @@ std::unique_ptr<Searcher> make_searcher(const std::string& name, const SearchSpa
 }
 
 ReplayResult replay(Searcher& searcher, const std::function<std::optional<double>(std::size_t)>& recorded) {
+  return replay_evaluations(searcher, [&](std::size_t v) { return Evaluation{v, recorded(v), {}}; });
+}
+
+ReplayResult replay_evaluations(Searcher& searcher, const std::function<Evaluation(std::size_t)>& recorded) {
   ReplayResult result;
   std::optional<double> best_score;
   while (auto v = searcher.propose()) {
-    Evaluation e{*v, recorded(*v), {}};
+    Evaluation e = recorded(*v);
     searcher.observe(e);
     result.evaluations.push_back(e);
     if (e.score && (!best_score || *e.score < *best_score)) {

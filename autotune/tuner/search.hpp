@@ -133,5 +133,7 @@ struct ReplayResult {
 
 // Drives a searcher against recorded outcomes instead of measurements.
 ReplayResult replay(Searcher& searcher, const std::function<std::optional<double>(std::size_t)>& recorded);
+// The same with whole recorded evaluations (bucket scores included).
+ReplayResult replay_evaluations(Searcher& searcher, const std::function<Evaluation(std::size_t)>& recorded);
 
 }  // namespace kiln::tuner

@@ -79,24 +79,9 @@ ScoreFloor score_floor(const std::vector<Floor>& floors) {
   return floor;
 }
 
-// The bucket scores of an outcome (Evaluation::parts): the geometric mean over each bucket's
-// listed problems, for the buckets that hold any; nothing unless two or more do.
+// The bucket scores of an outcome (Evaluation::parts), for a variant that passed.
 std::vector<double> bucket_parts(const Manifest& m, const VariantOutcome& o) {
-  if (!o.score) return {};
-  std::vector<std::vector<double>> medians(m.buckets.size());
-  for (const auto& p : m.problems) {
-    const auto bucket = m.bucket_of(p);
-    if (!bucket) continue;
-    const auto it = o.median_s.find(p.key());
-    if (it == o.median_s.end()) return {};
-    medians[*bucket].push_back(it->second);
-  }
-  std::vector<double> parts;
-  for (const auto& times : medians) {
-    if (!times.empty()) parts.push_back(*geomean(times));
-  }
-  if (parts.size() < 2) parts.clear();
-  return parts;
+  return o.score ? bucket_scores(m, o.median_s) : std::vector<double>{};
 }
 
 }  // namespace

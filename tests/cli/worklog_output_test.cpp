@@ -135,3 +135,42 @@ TEST_CASE("kiln report and kiln replay on the committed worklog print what they 
   CHECK(refused.exit_code == 1);
   CHECK_THAT(refused.err, ContainsSubstring("strategy 'exhaustive' takes no budget"));
 }
+
+// Replayed with bucket scores (attention_d256 of the committed worklog-xxh3: 45 variants, every one
+// measured, four buckets holding listed problems): each bucket's best found is reported against the
+// space's, and a budget of the whole space finds every bucket's winner.
+TEST_CASE("kiln replay --buckets reports each bucket's best against the space's", "[cli]") {
+  const fs::path source(KILN_SOURCE_DIR);
+  kiln_test::TempDir tmp("kiln-cli-replay-buckets");
+  kiln_test::unpack_xz_worklog("presets/records/h200/worklog-xxh3.sqlite.xz", tmp / "worklog.sqlite");
+  const std::string worklog = (tmp / "worklog.sqlite").string();
+  const kiln_test::KilnRun generated =
+      run_kiln({"generate", "--space", (source / "kernels/attention/attention_d256.space.json").string(), "--target",
+                (source / "presets/devices/h200.json").string(), "--out", (tmp / "d256").string()},
+               60);
+  REQUIRE(generated.exit_code == 0);
+  const std::string manifest = (tmp / "d256/manifest.json").string();
+  for (const char* budget : {"8", "45"}) {
+    const kiln_test::KilnRun r = run_kiln(
+        {"replay", "--worklog", worklog, "--manifest", manifest, "--strategy", "forest", "--budget", budget, "--seed", "2",
+         "--buckets"},
+        60);
+    INFO(joined(r.out) << r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string out = joined(r.out);
+    for (const char* bucket : {"tiny", "few_rows", "causal", "full"}) {
+      CHECK_THAT(out, ContainsSubstring(std::string("  bucket ") + bucket + ": "));
+    }
+    if (std::string(budget) == "45") {
+      CHECK_THAT(out, ContainsSubstring("45 of 45 variants measured"));
+      std::size_t whole = 0;
+      for (std::size_t at = out.find("the best (1 of it)"); at != std::string::npos; at = out.find("the best (1 of it)", at + 1)) {
+        ++whole;
+      }
+      CHECK(whole == 4);
+    }
+  }
+  const kiln_test::KilnRun refused =
+      run_kiln({"replay", "--worklog", worklog, "--manifest", manifest, "--table", "--buckets"}, 60);
+  CHECK(refused.exit_code != 0);
+}
