@@ -124,26 +124,18 @@ int replay(const ReplayArgs& a) {
             << "  found:             " << m.variants[*result.best].name << " " << found * 1e6 << " us ("
             << (found / best - 1) * 100 << "% slower)\n";
   // Per bucket (the record's winners): the best of the space and of what was measured.
-  std::vector<std::string> names;
-  for (std::size_t b = 0; b < m.buckets.size(); ++b) {
-    for (const auto& p : m.problems) {
-      if (m.bucket_of(p) == b) {
-        names.push_back(m.buckets[b].name);
-        break;
-      }
-    }
-  }
-  std::vector<double> space_best(names.size(), 1e300), found_best(names.size(), 1e300);
+  const std::vector<std::size_t> buckets = tuner::scored_buckets(m);
+  std::vector<double> space_best(buckets.size(), 1e300), found_best(buckets.size(), 1e300);
   for (const auto& [v, e] : evaluations) {
-    for (std::size_t k = 0; k < e.parts.size() && k < names.size(); ++k) space_best[k] = std::min(space_best[k], e.parts[k]);
+    for (std::size_t k = 0; k < e.parts.size(); ++k) space_best[k] = std::min(space_best[k], e.parts[k]);
   }
   for (const auto& e : result.evaluations) {
     const auto& parts = evaluations.at(e.variant).parts;
-    for (std::size_t k = 0; k < parts.size() && k < names.size(); ++k) found_best[k] = std::min(found_best[k], parts[k]);
+    for (std::size_t k = 0; k < parts.size(); ++k) found_best[k] = std::min(found_best[k], parts[k]);
   }
-  for (std::size_t k = 0; k < names.size() && space_best[k] < 1e300; ++k) {
-    std::cout << "  bucket " << names[k] << ": " << found_best[k] * 1e6 << " us found, " << space_best[k] * 1e6
-              << " us the best (" << space_best[k] / found_best[k] << " of it)\n";
+  for (std::size_t k = 0; k < buckets.size() && space_best[k] < 1e300; ++k) {
+    std::cout << "  bucket " << m.buckets[buckets[k]].name << ": " << found_best[k] * 1e6 << " us found, "
+              << space_best[k] * 1e6 << " us the best (" << space_best[k] / found_best[k] << " of it)\n";
   }
   return 0;
 }

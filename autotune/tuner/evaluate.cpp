@@ -442,20 +442,32 @@ void retry_device_setup(const EvaluationContext& ctx, const std::string& what,
   }
 }
 
-std::vector<double> bucket_scores(const Manifest& m, const std::map<std::string, double>& median_s) {
-  std::vector<std::vector<double>> medians(m.buckets.size());
+std::vector<std::size_t> scored_buckets(const Manifest& m) {
+  std::vector<bool> held(m.buckets.size(), false);
   for (const auto& p : m.problems) {
-    const auto bucket = m.bucket_of(p);
-    if (!bucket) continue;
-    const auto it = median_s.find(p.key());
-    if (it == median_s.end()) return {};
-    medians[*bucket].push_back(it->second);
+    if (const auto bucket = m.bucket_of(p)) held[*bucket] = true;
   }
+  std::vector<std::size_t> buckets;
+  for (std::size_t b = 0; b < held.size(); ++b) {
+    if (held[b]) buckets.push_back(b);
+  }
+  return buckets;
+}
+
+std::vector<double> bucket_scores(const Manifest& m, const std::map<std::string, double>& median_s) {
+  const std::vector<std::size_t> buckets = scored_buckets(m);
+  if (buckets.size() < 2) return {};
   std::vector<double> parts;
-  for (const auto& times : medians) {
-    if (!times.empty()) parts.push_back(*geomean(times));
+  for (std::size_t b : buckets) {
+    std::vector<double> times;
+    for (const auto& p : m.problems) {
+      if (m.bucket_of(p) != b) continue;
+      const auto it = median_s.find(p.key());
+      if (it == median_s.end()) return {};
+      times.push_back(it->second);
+    }
+    parts.push_back(*geomean(times));
   }
-  if (parts.size() < 2) parts.clear();
   return parts;
 }
 

@@ -157,9 +157,12 @@ double median_of(const worklog::Measurement& m);
 
 VariantOutcome evaluate_variant(const EvaluationContext& ctx, std::size_t index);
 
-// The score of each bucket that holds listed problems (the geometric mean of `median_s` over its
-// problems, in the manifest's bucket order): a search's Evaluation::parts. Nothing unless two or
-// more buckets hold problems, or when a problem has no time.
+// The buckets that hold listed problems, in the manifest's order: the buckets bucket_scores scores.
+std::vector<std::size_t> scored_buckets(const Manifest& m);
+
+// The score of each of scored_buckets (the geometric mean of `median_s` over its problems): a
+// search's Evaluation::parts. Nothing unless two or more buckets hold problems, or when a problem
+// has no time.
 std::vector<double> bucket_scores(const Manifest& m, const std::map<std::string, double>& median_s);
 
 // Times `points` on a variant that passed its checks (a domain's held-out points): what the

@@ -98,6 +98,28 @@ TEST_CASE("a forest taking a batch from each fit still finds near the optimum") 
                     kiln_test::ContainsSubstring("batch=0: at least 1 variant a fit"));
 }
 
+namespace {
+
+// Every point of a grid of ordered parameters with `counts` values each, the last parameter
+// fastest; the default is the first point.
+SearchSpace whole_grid(const std::vector<int>& counts) {
+  SearchSpace space;
+  space.value_counts = counts;
+  space.categorical.assign(counts.size(), false);
+  std::vector<int> point(counts.size(), 0);
+  while (true) {
+    space.positions.emplace(point, space.coordinates.size());
+    space.coordinates.push_back(point);
+    std::size_t p = counts.size();
+    while (p > 0 && ++point[p - 1] == counts[p - 1]) point[--p] = 0;
+    if (p == 0) break;
+  }
+  space.default_variant = 0;
+  return space;
+}
+
+}  // namespace
+
 // What the worklog's context already holds comes in as priors: never proposed again, counted
 // against the budget, and the model starts from it.
 TEST_CASE("a forest takes the worklog's measured variants as priors within its budget") {
@@ -136,19 +158,11 @@ TEST_CASE("a forest takes the worklog's measured variants as priors within its b
 // over the worklog of the smaller space: the model places the new value beside its measured
 // neighbour, so the new proposals go to the new value first and find its optimum early.
 TEST_CASE("a forest over a grown space measures the new value first and finds its optimum early") {
-  SearchSpace space;
-  space.value_counts = {4, 5, 3};  // x: 0..2 measured before, 3 new; y, z
+  const SearchSpace space = whole_grid({4, 5, 3});  // x: 0..2 measured before, 3 new; y, z
   std::vector<double> scores;
-  for (int x = 0; x < 4; ++x)
-    for (int y = 0; y < 5; ++y)
-      for (int z = 0; z < 3; ++z) {
-        std::vector<int> point{x, y, z};
-        space.positions.emplace(point, space.coordinates.size());
-        space.coordinates.push_back(point);
-        scores.push_back(std::exp(0.4 * (y - 3) * (y - 3) + 0.3 * (z == 1 ? 0 : 1) - 0.25 * x));
-      }
-  space.categorical.assign(3, false);
-  space.default_variant = 0;
+  for (const auto& c : space.coordinates) {
+    scores.push_back(std::exp(0.4 * (c[1] - 3) * (c[1] - 3) + 0.3 * (c[2] == 1 ? 0 : 1) - 0.25 * c[0]));
+  }
   const std::size_t optimum = *space.find({3, 3, 1});
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     INFO("seed " << seed);
@@ -177,20 +191,13 @@ TEST_CASE("a forest over a grown space measures the new value first and finds it
 // geometric mean of the fractions of the two buckets' optima found): with bucket scores worst
 // 0.66, median 0.87; without, 0.54 and 0.77.
 TEST_CASE("a forest with bucket scores finds the winners of both buckets") {
-  SearchSpace space;
-  space.value_counts = {8, 6, 4};
+  const SearchSpace space = whole_grid({8, 6, 4});
   std::vector<double> small, large;
-  for (int x = 0; x < 8; ++x)
-    for (int y = 0; y < 6; ++y)
-      for (int z = 0; z < 4; ++z) {
-        std::vector<int> point{x, y, z};
-        space.positions.emplace(point, space.coordinates.size());
-        space.coordinates.push_back(point);
-        small.push_back(std::exp(0.3 * (x - 1) * (x - 1) + 0.2 * (y - 2) * (y - 2) + 0.05 * z));
-        large.push_back(std::exp(0.08 * (x - 6) * (x - 6) + 0.1 * (y - 4) * (y - 4) + 0.1 * (z == 2 ? 0 : 1)));
-      }
-  space.categorical.assign(3, false);
-  space.default_variant = 0;
+  for (const auto& c : space.coordinates) {
+    const int x = c[0], y = c[1], z = c[2];
+    small.push_back(std::exp(0.3 * (x - 1) * (x - 1) + 0.2 * (y - 2) * (y - 2) + 0.05 * z));
+    large.push_back(std::exp(0.08 * (x - 6) * (x - 6) + 0.1 * (y - 4) * (y - 4) + 0.1 * (z == 2 ? 0 : 1)));
+  }
   const double small_best = *std::min_element(small.begin(), small.end());
   const double large_best = *std::min_element(large.begin(), large.end());
   auto run = [&](bool with_parts, std::uint64_t seed) {
