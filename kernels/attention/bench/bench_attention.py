@@ -18,6 +18,7 @@ import ctypes
 import json
 import math
 import os
+import random
 import statistics
 import sys
 
@@ -130,6 +131,23 @@ def decode_shapes(head_dims=(64, 128)):
     # mask hides nothing of a single query and little of four).
     return [Shape(4, 32, sq, d, False, hkv=32 // g, sk=sk)
             for d in head_dims for sq in (1, 4) for sk in (1024, 8192, 131072) for g in (1, 4, 8)]
+
+
+def random_decode_shapes(count, seed, head_dims=(64, 128)):
+    # Decode shapes drawn from the issue's decode domain (Sq 1 and 4, Sk 1k-128k, groups 1, 4 and
+    # 8, D 64 and 128), with the batch and key/value heads the decode spaces' domain allows (B 1-64,
+    # Hkv 1-64, B·Hkv·Sk at most 2^24): Sk log-uniform and odd, B and Hkv log-uniform.
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        sk = int(round(2 ** rng.uniform(10, 17)))
+        b = int(round(2 ** rng.uniform(0, 6)))
+        hkv = int(round(2 ** rng.uniform(0, 6)))
+        if b * hkv * sk > 2 ** 24:
+            continue
+        g = rng.choice((1, 4, 8))
+        out.append(Shape(b, hkv * g, rng.choice((1, 4)), rng.choice(head_dims), False, hkv=hkv, sk=sk))
+    return out
 
 
 def offgrid_shapes():
@@ -376,7 +394,10 @@ def short(name):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lib", required=True, help="path of libkiln_attention_bench.so")
-    ap.add_argument("--shapes", default="seed,grid", help="comma list of: seed, grid, decode, offgrid")
+    ap.add_argument("--shapes", default="seed,grid",
+                    help="comma list of: seed, grid, decode, offgrid, decode_random")
+    ap.add_argument("--random", type=int, default=24, help="shapes of decode_random")
+    ap.add_argument("--seed", type=int, default=1, help="seed of decode_random")
     ap.add_argument("--seqs", default="512,1024,2048,4096,8192,16384", help="grid sequence lengths")
     ap.add_argument("--head-dims", default="64,128,256", help="grid head dimensions")
     ap.add_argument("--variants", default="all", help="'all', 'none' or comma list of variant indices")
@@ -396,9 +417,9 @@ def main():
         variants = [int(x) for x in args.variants.split(",")]
     shapes = []
     sets = args.shapes.split(",")
-    unknown = [x for x in sets if x not in ("seed", "grid", "decode", "offgrid")]
+    unknown = [x for x in sets if x not in ("seed", "grid", "decode", "offgrid", "decode_random")]
     if unknown:
-        ap.error(f"--shapes: unknown set(s) {', '.join(unknown)}; expected seed, grid, decode, offgrid")
+        ap.error(f"--shapes: unknown set(s) {', '.join(unknown)}; expected seed, grid, decode, offgrid, decode_random")
     if "seed" in sets:
         shapes += seed_shapes()
     if "grid" in sets:
@@ -407,6 +428,9 @@ def main():
         shapes += decode_shapes([d for d in (int(x) for x in args.head_dims.split(",")) if d in (64, 128)])
     if "offgrid" in sets:
         shapes += offgrid_shapes()
+    if "decode_random" in sets:
+        shapes += random_decode_shapes(args.random, args.seed,
+                                       [d for d in (int(x) for x in args.head_dims.split(",")) if d in (64, 128)])
     print(f"device: {device}, torch {torch.__version__}, {count} variants compiled", flush=True)
     # The floor of the per-call latency on this machine: an empty kernel, measured the same way.
     dev, host = ctypes.c_double(), ctypes.c_double()
