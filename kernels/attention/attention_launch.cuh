@@ -169,18 +169,10 @@ int cluster_limit() {
 }
 
 // SPLIT_TARGET blocks per SM are aimed at, as many as fit (at least one): `resident` blocks of
-// Config fit an SM. A CLUSTER variant on a device with clusters (`max_cluster` >= 2 blocks) can
-// merge its splits in the cluster, cutting the keys into at most as many ranges as one cluster
-// holds; it does so only where each range then holds at most kClusterMaxKeysPerSplit keys, and
-// otherwise splits as a CLUSTER 0 variant does, merging through scratch. The scratch merge costs
-// a second launch and the partial rows' traffic, the cluster's cap costs parallelism where the
-// plan wants more splits. In the H200 worklog of the decode spaces (context bebafc26..., 802
-// problems timed on both CLUSTER 8 and CLUSTER 0 twins), where the cap bound the capped cluster
-// took 1.69x its twin's time over 4096 keys or more (geometric mean; 6.8x with one stream) and
-// 0.61x over fewer; the rule at 512 keys comes within 1.028x of the faster twin, always clustering
-// 1.49x (d128: 1.016x and 1.65x). What the device allows comes in as arguments: plan_for asks the
-// device, the host test of the workload's scratch bound (attention_split_plan_test) passes every
-// value.
+// Config fit an SM. A CLUSTER variant on a device with clusters (`max_cluster` >= 2 blocks) merges
+// its splits in the cluster, so it cuts the keys into at most as many ranges as one cluster holds.
+// What the device allows comes in as arguments: plan_for asks the device, the host test of the
+// workload's scratch bound (attention_split_plan_test) passes every value.
 template <class Config>
 SplitPlan plan_on(const ForwardParams& p, int resident, int max_cluster, int sm_count) {
   using T = Traits<Config>;
@@ -188,17 +180,13 @@ SplitPlan plan_on(const ForwardParams& p, int resident, int max_cluster, int sm_
   grid_rows<Config>(p, m_blocks, heads);
   const int per_sm = T::kSplitTarget <= 0 ? 0 : std::max(1, std::min(T::kSplitTarget, resident));
   const int n_blocks = ceil_div(p.seq_k, T::kBlockN);
-  const SplitPlan plan = plan_splits(p.batch, heads, m_blocks, n_blocks, per_sm, sm_count);
+  SplitPlan plan = plan_splits(p.batch, heads, m_blocks, n_blocks, per_sm, sm_count);
   if (T::kCluster > 0 && plan.splits > 1 && max_cluster >= 2) {
-    SplitPlan clustered = plan;
-    if (clustered.splits > max_cluster) {
-      clustered.tiles_per_split = ceil_div(n_blocks, max_cluster);
-      clustered.splits = ceil_div(n_blocks, clustered.tiles_per_split);
+    if (plan.splits > max_cluster) {
+      plan.tiles_per_split = ceil_div(n_blocks, max_cluster);
+      plan.splits = ceil_div(n_blocks, plan.tiles_per_split);
     }
-    if (clustered.splits > 1 && clustered.tiles_per_split * T::kBlockN <= kClusterMaxKeysPerSplit) {
-      clustered.cluster = true;
-      return clustered;
-    }
+    plan.cluster = plan.splits > 1;
   }
   return plan;
 }

@@ -15,9 +15,6 @@ inline constexpr int kMaxBlock = 256;         // largest BLOCK_M / BLOCK_N a Con
 inline constexpr int kMaxSplitTarget = 8;     // largest SPLIT_TARGET (blocks per SM aimed at)
 inline constexpr int kMaxSplits = 64;         // most key/value splits of one problem
 inline constexpr int kMinTilesPerSplit = 2;   // a split below two key tiles costs more than it gains
-// A CLUSTER variant merges its splits inside a cluster only where each split holds at most this
-// many keys (attention_launch.cuh, plan_on); longer splits merge through scratch.
-inline constexpr int kClusterMaxKeysPerSplit = 512;
 inline constexpr int kMaxSmemPerBlock = 232448;  // sm_90 opt-in limit; the space prunes per device
 // Calls with at most this many queries per sequence go to the attention_decode family (its spaces'
 // problems and checks stay within it); longer ones to attention.

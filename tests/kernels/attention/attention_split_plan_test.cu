@@ -98,29 +98,6 @@ int main() {
   const SplitPlan plan = plan_on<DecodeD64M32>(p, 8, 0, 132);
   check(plan.splits == 64, "6 blocks of 8 per SM on 132 SMs split 64 ways, got " + std::to_string(plan.splits));
   check(split_scratch_bytes(2, 18, 5, 64, plan.splits) <= max_split_scratch_bytes(s, 132), "their scratch fits");
-  // Where a CLUSTER variant merges in its cluster: only where each split then holds at most
-  // kClusterMaxKeysPerSplit keys (64-key tiles, 8 resident blocks, 132 SMs, clusters of up to 8).
-  auto plan_of = [](int b, int hkv, int group, int sk, int max_cluster) {
-    const Shape c = shape(b, hkv * group, hkv, 1, sk, 64);
-    return plan_on<DecodeD64M64Cluster>(params_for(c.attention_params(nullptr, nullptr, nullptr, nullptr, nullptr)), 8,
-                                        max_cluster, 132);
-  };
-  // 16 streams over 1024 keys: 8 splits of 128 keys, merged in the cluster.
-  SplitPlan c = plan_of(4, 4, 8, 1024, 8);
-  check(c.cluster && c.splits == 8 && c.tiles_per_split == 2, "16 streams, 1024 keys: a cluster of 8 splits of 2 tiles");
-  // Over 8192 keys the cluster's 8 splits would hold 1024 keys each: 64 splits through scratch.
-  c = plan_of(4, 4, 8, 8192, 8);
-  check(!c.cluster && c.splits == 64 && c.tiles_per_split == 2,
-        "16 streams, 8192 keys: 64 splits through scratch, got " + std::to_string(c.splits) +
-            (c.cluster ? " in a cluster" : ""));
-  // 128 streams fill a wave with 8 splits: 512 keys a split still merge in the cluster, 576 not.
-  c = plan_of(16, 8, 8, 4096, 8);
-  check(c.cluster && c.splits == 8 && c.tiles_per_split == 8, "128 streams, 4096 keys: a cluster of 8 splits");
-  c = plan_of(16, 8, 8, 4160, 8);
-  check(!c.cluster && c.splits == 8 && c.tiles_per_split == 9, "128 streams, 4160 keys: 8 splits through scratch");
-  // Without clusters on the device the plan is CLUSTER 0's.
-  c = plan_of(4, 4, 8, 1024, 0);
-  check(!c.cluster && c.splits == 8, "no clusters: 8 splits through scratch");
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }
