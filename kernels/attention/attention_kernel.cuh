@@ -515,8 +515,13 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
 }
 
 // Merges the key splits of each row: weights 2^(lse_s − max) over the splits' normalised partial
-// outputs; writes the 16-bit output and the row's log-sum-exp. One thread per 4 columns.
+// outputs; writes the 16-bit output and the row's log-sum-exp. One thread per 4 columns. The
+// splits are read kCombineChunk at a time with every load of a chunk issued before any is used:
+// read one after another, each partial's load waiting on its log-sum-exp's, a decode combine of
+// 22 splits was two L2 round trips per split. Every split block writes its rows' partials (an
+// empty split writes zeros with a log-sum-exp of -inf, weight 0), so all loads read written memory.
 inline constexpr int kCombineThreads = 128;
+inline constexpr int kCombineChunk = 8;
 
 template <int kHeadDim, class Element>
 __global__ void __launch_bounds__(kCombineThreads) attention_combine_kernel(const ForwardParams p) {
@@ -529,20 +534,38 @@ __global__ void __launch_bounds__(kCombineThreads) attention_combine_kernel(cons
   const int col = (threadIdx.x % kThreadsPerRow) * 4;
 
   float m = detail::kNegInf;
-  for (int s = 0; s < p.splits; ++s) m = fmaxf(m, p.lse_partial[s * rows_total + r]);
+  for (int s0 = 0; s0 < p.splits; s0 += kCombineChunk) {
+    float lse_s[kCombineChunk];
+#pragma unroll
+    for (int i = 0; i < kCombineChunk; ++i) {
+      lse_s[i] = s0 + i < p.splits ? p.lse_partial[(s0 + i) * rows_total + r] : detail::kNegInf;
+    }
+#pragma unroll
+    for (int i = 0; i < kCombineChunk; ++i) m = fmaxf(m, lse_s[i]);
+  }
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   float weight_sum = 0.f;
   if (m != detail::kNegInf) {
-    for (int s = 0; s < p.splits; ++s) {
-      const float lse_s = p.lse_partial[s * rows_total + r];
-      if (lse_s == detail::kNegInf) continue;  // an empty split: weight 0
-      const float w = expf(lse_s - m);
-      const float4 o_s = *reinterpret_cast<const float4*>(p.o_partial + (s * rows_total + r) * kHeadDim + col);
-      weight_sum += w;
-      acc.x += w * o_s.x;
-      acc.y += w * o_s.y;
-      acc.z += w * o_s.z;
-      acc.w += w * o_s.w;
+    for (int s0 = 0; s0 < p.splits; s0 += kCombineChunk) {
+      float lse_s[kCombineChunk];
+      float4 o_s[kCombineChunk];
+#pragma unroll
+      for (int i = 0; i < kCombineChunk; ++i) {
+        const bool here = s0 + i < p.splits;
+        lse_s[i] = here ? p.lse_partial[(s0 + i) * rows_total + r] : detail::kNegInf;
+        o_s[i] = here ? *reinterpret_cast<const float4*>(p.o_partial + ((s0 + i) * rows_total + r) * kHeadDim + col)
+                      : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+      for (int i = 0; i < kCombineChunk; ++i) {
+        if (lse_s[i] == detail::kNegInf) continue;  // an empty split, or past the last: weight 0
+        const float w = expf(lse_s[i] - m);
+        weight_sum += w;
+        acc.x += w * o_s[i].x;
+        acc.y += w * o_s[i].y;
+        acc.z += w * o_s[i].z;
+        acc.w += w * o_s[i].w;
+      }
     }
   }
   const float inv = weight_sum > 0.f ? 1.f / weight_sum : 0.f;

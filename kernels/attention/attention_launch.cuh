@@ -25,16 +25,77 @@ struct SplitPlan {
 
 inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-// How many key ranges each query block's keys are cut into. Splitting pays only when the grid of
+// Whether and how the keys of a grid that already fills a wave are split (`plan_splits`). Such a
+// grid's last wave can leave most SMs idle while its few blocks stream their whole key ranges (448
+// decode blocks where 396 fit at once: a second wave of 52). Cutting every block's keys into `s`
+// ranges makes `blocks * s` blocks that fill the waves evenly, at the price of a partial output per
+// range written and read back by the combine. Only where a block's queries are few (decode: at most
+// kDecodeMaxQueries a sequence), so that the partial is small beside the keys a range reads.
+struct WaveBalance {
+  bool on = false;
+  int overhead_tiles = 0;         // a split block's fixed cost in key tiles (partial output written and read back)
+  int most_splits = kMaxSplits;   // 1: never balance (a CLUSTER variant)
+  int resident = 0;               // blocks of the variant an SM runs at once (SPLIT_TARGET may aim lower)
+};
+
+// A block's fixed cost, in the time of one key tile: one tile for its queries and its output, and
+// a split block's partial output (BLOCK_M rows of HEAD_DIM + 1 fp32, written, then read by the
+// combine) against a tile's keys and values (BLOCK_N rows of K and V, 2-byte elements).
+inline constexpr int kBlockOverheadTiles = 1;
+// A balanced plan is taken where its modelled time is at most this fraction of the unsplit one.
+inline constexpr double kBalanceGain = 0.9;
+
+inline WaveBalance wave_balance(int seq_q, int block_m, int block_n, int head_dim, int resident,
+                                int most_splits = kMaxSplits) {
+  WaveBalance b;
+  b.resident = resident;
+  b.on = seq_q <= kDecodeMaxQueries;
+  const std::int64_t partial = 2 * static_cast<std::int64_t>(block_m) * (head_dim + 1) * 4;
+  const std::int64_t tile = static_cast<std::int64_t>(block_n) * head_dim * 2 * 2;
+  b.overhead_tiles = static_cast<int>((partial + tile - 1) / tile);
+  b.most_splits = most_splits;
+  return b;
+}
+
+// How many key ranges each query block's keys are cut into. Splitting pays when the grid of
 // (batch, head, query block) leaves SMs idle: then fill one wave of `per_sm` blocks on every SM
 // (never more: a second, partial wave would double the time of the whole grid), with at least
-// kMinTilesPerSplit key tiles per split and at most kMaxSplits splits.
-inline SplitPlan plan_splits(int batch, int heads_q, int m_blocks, int n_blocks, int per_sm, int sm_count) {
+// kMinTilesPerSplit key tiles per split and at most kMaxSplits splits. A grid that fills a wave
+// already is split only under `balance` (WaveBalance): into the number of ranges whose modelled
+// time, waves x (tiles of a range + a block's fixed cost), is least, where that beats the unsplit
+// grid by kBalanceGain.
+inline SplitPlan plan_splits(int batch, int heads_q, int m_blocks, int n_blocks, int per_sm, int sm_count,
+                             const WaveBalance& balance = {}) {
   SplitPlan plan{1, n_blocks};
   if (per_sm <= 0 || n_blocks < 2 * kMinTilesPerSplit) return plan;
   const std::int64_t blocks = static_cast<std::int64_t>(batch) * heads_q * m_blocks;
   const std::int64_t wave = static_cast<std::int64_t>(per_sm) * sm_count;
-  if (blocks >= wave) return plan;
+  if (blocks >= wave) {
+    if (!balance.on) return plan;
+    const std::int64_t wave_now = static_cast<std::int64_t>(std::max(per_sm, balance.resident)) * sm_count;
+    // Splits whose partial outputs would move more than half the bytes of the keys they split cost
+    // more than the last wave's idle SMs.
+    const int most = std::min({balance.most_splits, n_blocks / kMinTilesPerSplit, kMaxSplits,
+                               n_blocks / std::max(1, 2 * balance.overhead_tiles)});
+    auto cost = [&](int tiles, int splits, int overhead) {
+      const std::int64_t waves = (blocks * splits + wave_now - 1) / wave_now;
+      return static_cast<double>(waves) * (tiles + overhead);
+    };
+    const double unsplit = cost(n_blocks, 1, kBlockOverheadTiles);
+    double best = unsplit;
+    for (int s = 2; s <= most; ++s) {
+      const int tiles = ceil_div(n_blocks, s);
+      const int splits = ceil_div(n_blocks, tiles);
+      const double c = cost(tiles, splits, kBlockOverheadTiles + balance.overhead_tiles);
+      if (c < best) {
+        best = c;
+        plan.tiles_per_split = tiles;
+        plan.splits = splits;
+      }
+    }
+    if (plan.splits > 1 && best > kBalanceGain * unsplit) plan = SplitPlan{1, n_blocks};
+    return plan;
+  }
   std::int64_t splits = wave / blocks;
   splits = std::min<std::int64_t>({splits, n_blocks / kMinTilesPerSplit, kMaxSplits});
   if (splits <= 1) return plan;
@@ -180,8 +241,14 @@ SplitPlan plan_on(const ForwardParams& p, int resident, int max_cluster, int sm_
   grid_rows<Config>(p, m_blocks, heads);
   const int per_sm = T::kSplitTarget <= 0 ? 0 : std::max(1, std::min(T::kSplitTarget, resident));
   const int n_blocks = ceil_div(p.seq_k, T::kBlockN);
-  SplitPlan plan = plan_splits(p.batch, heads, m_blocks, n_blocks, per_sm, sm_count);
-  if (T::kCluster > 0 && plan.splits > 1 && max_cluster >= 2) {
+  // A CLUSTER variant does not balance a grid past one wave: its clusters of split blocks must each
+  // find room in one GPC at once, and the one such grid measured (B57 Hkv8 G8 Sq4 Sk4065 D64, a
+  // one-warp CLUSTER 8 variant, H200 2026-12-02) took 1.08x the unsplit time.
+  const bool clusters = T::kCluster > 0 && max_cluster >= 2;
+  const WaveBalance balance =
+      wave_balance(p.seq_q, T::kBlockM, T::kBlockN, T::kHeadDim, resident, clusters ? 1 : kMaxSplits);
+  SplitPlan plan = plan_splits(p.batch, heads, m_blocks, n_blocks, per_sm, sm_count, balance);
+  if (clusters && plan.splits > 1) {
     if (plan.splits > max_cluster) {
       plan.tiles_per_split = ceil_div(n_blocks, max_cluster);
       plan.splits = ceil_div(n_blocks, plan.tiles_per_split);

@@ -14,6 +14,7 @@ inline constexpr int kMaxBlock = 256;         // largest BLOCK_M / BLOCK_N a Con
 // many blocks per SM, and so many key splits, to keep enough K/V loads in flight.
 inline constexpr int kMaxSplitTarget = 8;     // largest SPLIT_TARGET (blocks per SM aimed at)
 inline constexpr int kMaxSplits = 64;         // most key/value splits of one problem
+inline constexpr int kMaxResident = 32;       // most blocks an SM runs at once (sm_80 to sm_90)
 inline constexpr int kMinTilesPerSplit = 2;   // a split below two key tiles costs more than it gains
 inline constexpr int kMaxSmemPerBlock = 232448;  // sm_90 opt-in limit; the space prunes per device
 // Calls with at most this many queries per sequence go to the attention_decode family (its spaces'

@@ -37,8 +37,15 @@ inline std::size_t max_split_scratch_bytes(const Shape& s, int sm_count) {
       const GridRows g = grid_rows_of(s.heads_q, s.heads_kv, s.seq_q, bm, packed);
       for (int bn = 16; bn <= kMaxBlock; bn += 16) {
         for (int target = 1; target <= kMaxSplitTarget; ++target) {
-          const SplitPlan plan = plan_splits(s.batch, g.heads, g.m_blocks, ceil_div(s.seq_k, bn), target, sm_count);
-          most = std::max(most, split_scratch_bytes(s.batch, s.heads_q, s.seq_q, s.head_dim, plan.splits));
+          // Blocks an SM runs at once, from SPLIT_TARGET up to the hardware's 32: a grid that fills
+          // a wave is split by them (WaveBalance), one that does not by SPLIT_TARGET alone.
+          const bool fills = static_cast<std::int64_t>(s.batch) * g.heads * g.m_blocks >=
+                             static_cast<std::int64_t>(target) * sm_count;
+          for (int resident = target; resident <= (fills ? kMaxResident : target); ++resident) {
+            const SplitPlan plan = plan_splits(s.batch, g.heads, g.m_blocks, ceil_div(s.seq_k, bn), target, sm_count,
+                                               wave_balance(s.seq_q, bm, bn, s.head_dim, resident));
+            most = std::max(most, split_scratch_bytes(s.batch, s.heads_q, s.seq_q, s.head_dim, plan.splits));
+          }
         }
       }
     }

@@ -47,11 +47,10 @@ KILN_ATTENTION_CONFIG(ForwardD128, 128, 128, 64, 8, 2, 0, 2, 0, 0);
 
 // Whether every plan the launch can make for Config on `s` fits the workload's scratch.
 template <class Config>
-void covers(const kiln::attention::Shape& s, int sm_count) {
+void covers(const kiln::attention::Shape& s, int sm_count, std::size_t have) {
   using namespace kiln::attention;
-  const std::size_t have = max_split_scratch_bytes(s, sm_count);
   const ForwardParams p = params_for(s.attention_params(nullptr, nullptr, nullptr, nullptr, nullptr));
-  for (int resident = 1; resident <= 16; ++resident) {
+  for (int resident = 1; resident <= kiln::attention::kMaxResident; ++resident) {
     for (const int max_cluster : {0, 8}) {
       const SplitPlan plan = plan_on<Config>(p, resident, max_cluster, sm_count);
       const std::size_t need =
@@ -75,7 +74,8 @@ void covers_all(int head_dim, int sm_count) {
         for (const int sq : {1, 4, 5, 16, 333}) {
           for (const int sk : {1, 65, 4099, 60548, 131072}) {
             const auto s = shape(b, hkv * group, hkv, sq, sk, head_dim);
-            (covers<Configs>(s, sm_count), ...);
+            const std::size_t have = kiln::attention::max_split_scratch_bytes(s, sm_count);
+            (covers<Configs>(s, sm_count, have), ...);
           }
         }
       }
@@ -98,6 +98,32 @@ int main() {
   const SplitPlan plan = plan_on<DecodeD64M32>(p, 8, 0, 132);
   check(plan.splits == 64, "6 blocks of 8 per SM on 132 SMs split 64 ways, got " + std::to_string(plan.splits));
   check(split_scratch_bytes(2, 18, 5, 64, plan.splits) <= max_split_scratch_bytes(s, 132), "their scratch fits");
+  // Wave balance: B34 Hkv24 G4 Sq1 Sk1965 D128 is 816 one-warp blocks where 792 run at once (6 an
+  // SM): unsplit, a second wave of 24 blocks streams whole key ranges while 108 SMs idle. Split,
+  // the waves even out and the scratch still fits.
+  {
+    const Shape d = shape(34, 96, 24, 1, 1965, 128);
+    const ForwardParams q = params_for(d.attention_params(nullptr, nullptr, nullptr, nullptr, nullptr));
+    const SplitPlan balanced = plan_on<DecodeD128M16>(q, 6, 0, 132);
+    check(balanced.splits > 1, "816 blocks on 792 places split, got " + std::to_string(balanced.splits));
+    check(split_scratch_bytes(34, 96, 1, 128, balanced.splits) <= max_split_scratch_bytes(d, 132), "and fit");
+    // Exactly two waves (1584 blocks): nothing to even out.
+    const Shape even = shape(66, 96, 24, 1, 1965, 128);
+    const ForwardParams e = params_for(even.attention_params(nullptr, nullptr, nullptr, nullptr, nullptr));
+    check(plan_on<DecodeD128M16>(e, 6, 0, 132).splits == 1, "1584 blocks on 792 places stay unsplit");
+    // A CLUSTER variant does not balance on a device with clusters; without them it splits through
+    // scratch as any other variant.
+    const Shape c = shape(29, 80, 10, 1, 6589, 64);  // 290 blocks where 264 run at once (2 an SM)
+    const ForwardParams cq = params_for(c.attention_params(nullptr, nullptr, nullptr, nullptr, nullptr));
+    check(plan_on<DecodeD64M64Cluster>(cq, 2, 8, 132).splits == 1, "a cluster variant past one wave stays unsplit");
+    const SplitPlan scratch = plan_on<DecodeD64M64Cluster>(cq, 2, 0, 132);
+    check(scratch.splits > 1 && !scratch.cluster, "without clusters it balances through scratch, got " +
+                                                      std::to_string(scratch.splits) + " splits");
+    // Prefill (more than kDecodeMaxQueries queries) is never balanced: its partials are as large as its keys.
+    const Shape f = shape(2, 64, 64, 2048, 2048, 128);
+    const ForwardParams fq = params_for(f.attention_params(nullptr, nullptr, nullptr, nullptr, nullptr));
+    check(plan_on<ForwardD128>(fq, 1, 0, 132).splits == 1, "a prefill grid past one wave stays unsplit");
+  }
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }
