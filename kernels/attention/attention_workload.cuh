@@ -36,13 +36,16 @@ inline std::size_t max_split_scratch_bytes(const Shape& s, int sm_count) {
     for (int bm = 16; bm <= kMaxBlock; bm += 16) {
       const GridRows g = grid_rows_of(s.heads_q, s.heads_kv, s.seq_q, bm, packed);
       for (int bn = 16; bn <= kMaxBlock; bn += 16) {
+        const int n_blocks = ceil_div(s.seq_k, bn);
         for (int target = 1; target <= kMaxSplitTarget; ++target) {
-          // Blocks an SM runs at once, from SPLIT_TARGET up to the hardware's 32: a grid that fills
-          // a wave is split by them (WaveBalance), one that does not by SPLIT_TARGET alone.
-          const bool fills = static_cast<std::int64_t>(s.batch) * g.heads * g.m_blocks >=
-                             static_cast<std::int64_t>(target) * sm_count;
-          for (int resident = target; resident <= (fills ? kMaxResident : target); ++resident) {
-            const SplitPlan plan = plan_splits(s.batch, g.heads, g.m_blocks, ceil_div(s.seq_k, bn), target, sm_count,
+          const SplitPlan plan = plan_splits(s.batch, g.heads, g.m_blocks, n_blocks, target, sm_count);
+          most = std::max(most, split_scratch_bytes(s.batch, s.heads_q, s.seq_q, s.head_dim, plan.splits));
+        }
+        // A grid that fills a wave is split by the blocks an SM runs at once (WaveBalance), up to the
+        // hardware's 32, whatever SPLIT_TARGET is: one plan per resident count covers every target.
+        if (static_cast<std::int64_t>(s.batch) * g.heads * g.m_blocks >= sm_count) {
+          for (int resident = 1; resident <= kMaxResident; ++resident) {
+            const SplitPlan plan = plan_splits(s.batch, g.heads, g.m_blocks, n_blocks, 1, sm_count,
                                                wave_balance(s.seq_q, bm, bn, s.head_dim, resident));
             most = std::max(most, split_scratch_bytes(s.batch, s.heads_q, s.seq_q, s.head_dim, plan.splits));
           }

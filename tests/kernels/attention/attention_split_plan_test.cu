@@ -99,7 +99,7 @@ int main() {
   check(plan.splits == 64, "6 blocks of 8 per SM on 132 SMs split 64 ways, got " + std::to_string(plan.splits));
   check(split_scratch_bytes(2, 18, 5, 64, plan.splits) <= max_split_scratch_bytes(s, 132), "their scratch fits");
   // Wave balance: B34 Hkv24 G4 Sq1 Sk1965 D128 is 816 one-warp blocks where 792 run at once (6 an
-  // SM): unsplit, a second wave of 24 blocks streams whole key ranges while 108 SMs idle. Split,
+  // SM): unsplit, a second wave of 24 blocks streams whole key ranges while most SMs idle. Split,
   // the waves even out and the scratch still fits.
   {
     const Shape d = shape(34, 96, 24, 1, 1965, 128);
@@ -119,10 +119,13 @@ int main() {
     const SplitPlan scratch = plan_on<DecodeD64M64Cluster>(cq, 2, 0, 132);
     check(scratch.splits > 1 && !scratch.cluster, "without clusters it balances through scratch, got " +
                                                       std::to_string(scratch.splits) + " splits");
-    // Prefill (more than kDecodeMaxQueries queries) is never balanced: its partials are as large as its keys.
-    const Shape f = shape(2, 64, 64, 2048, 2048, 128);
-    const ForwardParams fq = params_for(f.attention_params(nullptr, nullptr, nullptr, nullptr, nullptr));
-    check(plan_on<ForwardD128>(fq, 1, 0, 132).splits == 1, "a prefill grid past one wave stays unsplit");
+    // The same grid (816 blocks of 31 key tiles, 6 an SM) with more than kDecodeMaxQueries queries a
+    // sequence is never balanced: prefill partials are as large as their keys.
+    const auto grid = [](int seq_q) {
+      return plan_splits(34, 24, 1, 31, 6, 132, wave_balance(seq_q, 16, 64, 128, 6));
+    };
+    check(grid(kDecodeMaxQueries).splits > 1 && grid(kDecodeMaxQueries + 1).splits == 1,
+          "balanced with 16 queries, not with 17");
   }
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
