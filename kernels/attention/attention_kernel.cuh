@@ -2,7 +2,9 @@
 //
 // One thread block owns BLOCK_M query rows of one (batch, head) and, when the keys are split, one
 // range of key tiles. Warp w owns rows [w·R, (w+1)·R) of the block (R = BLOCK_M / WARPS), so its
-// S = Q·Kᵀ and O rows never leave its registers. The block walks its key tiles from the last to
+// S = Q·Kᵀ and O rows never leave its registers; with KEY_WARPS > 1 each row group has that many
+// warps, each taking its own slice of every key tile with its own m, l and O, merged through
+// shared memory after the key loop. The block walks its key tiles from the last to
 // the first (the tiles that need masking come first), STAGES-1 tiles ahead through cp.async, and
 // keeps per row the running maximum m and sum l of the online softmax, in fp32:
 //   m' = max(m, rowmax(S)),  P = 2^(S·c − m'·c),  l' = l·2^((m − m')·c) + rowsum(P),
@@ -125,7 +127,8 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
   Element* const sKV = sQ + T::kQElems;  // stage s: K at s·kStageElems, V kKVTileElems further
 
   const int tid = threadIdx.x;
-  const int warp = tid / 32;
+  const int warp = tid / 32 % T::kWarps;    // the row group
+  const int key_warp = tid / 32 / T::kWarps;  // its slice of each key tile
   const int lane = tid % 32;
   const int g = lane / 4;          // fragment row within an 8-row group
   const int t = lane % 4;          // fragment column pair
@@ -196,14 +199,16 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
   // and constant offsets (every tile and row starts on a 128-byte boundary).
   constexpr std::uint32_t kRow16Bytes = 16 * D * 2;  // 16 rows of a tile
   const std::uint32_t q_lane = ptx::smem_address(sQ + swizzle<D>(warp_row0 + lm_row, lm_chunk));
-  const std::uint32_t v_lane0 = ptx::smem_address(sKV + T::kKVTileElems + swizzle<D>(lm_row, lm_chunk));
+  // A key warp's slice starts kWarpN rows (a multiple of 8: the swizzle repeats) into the tile.
+  const int slice_row = key_warp * T::kWarpN;
+  const std::uint32_t v_lane0 = ptx::smem_address(sKV + T::kKVTileElems + swizzle<D>(slice_row + lm_row, lm_chunk));
   // K is the B operand of Q·Kᵀ, which takes two consecutive registers. Lanes 0-7 and 8-15 address
   // keys 0-7 at k-columns 0-7 and 8-15, lanes 16-31 keys 8-15: registers {0,1} of the x4 load are
   // then key tile 2np's fragment and {2,3} key tile 2np+1's, in place. (With Q's lane order, the
   // pairs were {0,2} and {1,3}, and ptxas spent ~250 register moves per key tile regrouping them.)
   const int k_row = (lane & 7) + ((lane >> 4) << 3);
   const int k_chunk = (lane >> 3) & 1;
-  const std::uint32_t k_lane0 = ptx::smem_address(sKV + swizzle<D>(k_row, k_chunk));
+  const std::uint32_t k_lane0 = ptx::smem_address(sKV + swizzle<D>(slice_row + k_row, k_chunk));
 
   if (n_tiles > 0) {
     // Prologue: Q (group 0), then key tiles 0 .. STAGES-2 (one group each, empty groups included,
@@ -252,7 +257,7 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
       const std::uint32_t k_lane = k_lane0 + stage_offset;
       const std::uint32_t v_lane = v_lane0 + stage_offset;
 
-      // S = Q·Kᵀ for this warp's rows and the tile's BLOCK_N keys.
+      // S = Q·Kᵀ for this warp's rows and its kWarpN keys of the tile.
       float s[T::kMTiles][T::kNTiles][4];
 #pragma unroll
       for (int mt = 0; mt < T::kMTiles; ++mt) {
@@ -290,9 +295,9 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
 
       // Masks: keys past seq_k, and (causal) keys right of the bottom-right-aligned diagonal.
       // Only the tiles that hold such keys pay for the test.
-      const int key0 = n_block * T::kBlockN;
-      const bool tail_tile = key0 + T::kBlockN > p.seq_k;
-      const bool diagonal_tile = kCausal && key0 + T::kBlockN - 1 > first_query + diagonal;
+      const int key0 = n_block * T::kBlockN + slice_row;
+      const bool tail_tile = key0 + T::kWarpN > p.seq_k;
+      const bool diagonal_tile = kCausal && key0 + T::kWarpN - 1 > first_query + diagonal;
       if (tail_tile || diagonal_tile) {
 #pragma unroll
         for (int mt = 0; mt < T::kMTiles; ++mt) {
@@ -378,6 +383,77 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
   ptx::cp_async_wait<0>();
   __syncwarp();
 
+  if constexpr (T::kKeyWarps > 1) {
+    // The key warps of a row group merge into its first: each rescales its O and l to the rows'
+    // common maximum, the others leave theirs in shared memory (over the tiles), the first adds
+    // them. (Empty slices have m = -inf and O = l = 0: their weight is 0.)
+    constexpr int kStride = T::kPartialStride;
+    float* const merge_max = reinterpret_cast<float*>(smem_raw);            // [kKeyWarps][kBlockM]
+    float* const merge_sum = merge_max + T::kKeyWarps * T::kBlockM;          // [kKeyWarps - 1][kBlockM]
+    float* const merge_o = merge_sum + (T::kKeyWarps - 1) * T::kBlockM;     // [kKeyWarps - 1][kBlockM][kStride]
+    __syncthreads();  // every warp is done with the last K/V tile and Q
+#pragma unroll
+    for (int mt = 0; mt < T::kMTiles; ++mt) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (t == 0) merge_max[key_warp * T::kBlockM + warp_row0 + mt * 16 + g + 8 * h] = row_max[mt][h];
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int mt = 0; mt < T::kMTiles; ++mt) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = warp_row0 + mt * 16 + g + 8 * h;
+        float m = detail::kNegInf;
+#pragma unroll
+        for (int w = 0; w < T::kKeyWarps; ++w) m = fmaxf(m, merge_max[w * T::kBlockM + row]);
+        const float m_scaled = m == detail::kNegInf ? 0.f : m * p.scale_log2;
+        const float f = ptx::exp2_approx(row_max[mt][h] * p.scale_log2 - m_scaled);
+        row_max[mt][h] = m;
+        const float l = detail::quad_sum(row_sum[mt][h]) * f;
+        if (key_warp == 0) {
+          row_sum[mt][h] = t == 0 ? l : 0.f;  // the quad's sum, in one lane's share
+        } else if (t == 0) {
+          merge_sum[(key_warp - 1) * T::kBlockM + row] = l;
+        }
+#pragma unroll
+        for (int dt = 0; dt < T::kDTiles; ++dt) {
+          acc_o[mt][dt][2 * h] *= f;
+          acc_o[mt][dt][2 * h + 1] *= f;
+          if (key_warp > 0) {
+            *reinterpret_cast<float2*>(merge_o + ((key_warp - 1) * T::kBlockM + row) * kStride + dt * 8 + 2 * t) =
+                make_float2(acc_o[mt][dt][2 * h], acc_o[mt][dt][2 * h + 1]);
+          }
+        }
+      }
+    }
+    __syncthreads();
+    if (key_warp == 0) {
+#pragma unroll
+      for (int mt = 0; mt < T::kMTiles; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = warp_row0 + mt * 16 + g + 8 * h;
+#pragma unroll
+          for (int w = 1; w < T::kKeyWarps; ++w) {
+            if (t == 0) row_sum[mt][h] += merge_sum[(w - 1) * T::kBlockM + row];
+#pragma unroll
+            for (int dt = 0; dt < T::kDTiles; ++dt) {
+              const float2 o = *reinterpret_cast<const float2*>(merge_o + ((w - 1) * T::kBlockM + row) * kStride + dt * 8 + 2 * t);
+              acc_o[mt][dt][2 * h] += o.x;
+              acc_o[mt][dt][2 * h + 1] += o.y;
+            }
+          }
+        }
+      }
+    }
+    __syncthreads();  // the merge area is read before the epilogue writes over it
+  }
+  // With KEY_WARPS > 1 the first key warp of each row group holds the rows' result; the others
+  // take part only in the cluster's barriers and its merge of the splits.
+  const bool holds_rows = key_warp == 0;
+
   // Epilogue. A row that saw no key (l = 0) gets O = 0 and log-sum-exp -inf.
   float inv_sum[T::kMTiles][2];
   float lse[T::kMTiles][2];
@@ -407,17 +483,19 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
       float* const part = reinterpret_cast<float*>(smem_raw);
       float* const part_lse = part + T::kBlockM * kStride;
       __syncthreads();  // every warp is done with Q and the last K/V tile, which `part` overwrites
+      if (holds_rows) {
 #pragma unroll
-      for (int mt = 0; mt < T::kMTiles; ++mt) {
+        for (int mt = 0; mt < T::kMTiles; ++mt) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int row = warp_row0 + mt * 16 + g + 8 * h;
+          for (int h = 0; h < 2; ++h) {
+            const int row = warp_row0 + mt * 16 + g + 8 * h;
 #pragma unroll
-          for (int dt = 0; dt < T::kDTiles; ++dt) {
-            *reinterpret_cast<float2*>(part + row * kStride + dt * 8 + 2 * t) =
-                make_float2(acc_o[mt][dt][2 * h] * inv_sum[mt][h], acc_o[mt][dt][2 * h + 1] * inv_sum[mt][h]);
+            for (int dt = 0; dt < T::kDTiles; ++dt) {
+              *reinterpret_cast<float2*>(part + row * kStride + dt * 8 + 2 * t) =
+                  make_float2(acc_o[mt][dt][2 * h] * inv_sum[mt][h], acc_o[mt][dt][2 * h + 1] * inv_sum[mt][h]);
+            }
+            if (t == 0) part_lse[row] = lse[mt][h];
           }
-          if (t == 0) part_lse[row] = lse[mt][h];
         }
       }
       cluster.sync();  // release/acquire: every block's partial is visible to the whole cluster
@@ -460,6 +538,8 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
     }
   }
 #endif
+
+  if (!holds_rows) return;
 
   if (p.splits > 1) {
     // Partial result of this key range: normalised O and its log-sum-exp, fp32, straight from

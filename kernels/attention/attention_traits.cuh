@@ -1,5 +1,6 @@
 // Everything the attention kernels derive from a variant's knobs (a Config with HEAD_DIM, BLOCK_M,
-// BLOCK_N, WARPS, STAGES, Q_REG_STEPS, SPLIT_TARGET, PACK_GQA, CLUSTER and optionally WGMMA),
+// BLOCK_N, WARPS, STAGES, Q_REG_STEPS, SPLIT_TARGET, PACK_GQA, CLUSTER and optionally KEY_WARPS and
+// WGMMA),
 // checked at compile time. The space files prune
 // with the same formulas before anything is compiled; these asserts catch a Config written by hand.
 #pragma once
@@ -37,6 +38,11 @@ inline constexpr int kMaxCluster = 16;        // largest CLUSTER (sm_90's non-po
 // PACK_GQA and CLUSTER (attention_d256 has not been tuned with them).
 KILN_ATTENTION_KNOB(PackGqaOf, PACK_GQA);
 KILN_ATTENTION_KNOB(ClusterOf, CLUSTER);
+// KEY_WARPS: warps that split each key tile of the block between them (0 or absent: one), each
+// with its own online softmax over its slice; they merge through shared memory at the end. A
+// decode block has a few packed query rows (one m16 tile), so warps that split the rows leave it
+// one warp; splitting the keys gives it several warps' loads and products in flight.
+KILN_ATTENTION_KNOB(KeyWarpsOf, KEY_WARPS);
 // WGMMA: 1 runs the warpgroup-MMA kernel of attention_wgmma_kernel.cuh (sm_90a), 0 the mma.sync
 // kernel of attention_kernel.cuh.
 KILN_ATTENTION_KNOB(WgmmaOf, WGMMA);
@@ -67,8 +73,9 @@ struct Traits {
   // Knobs.
   static constexpr int kHeadDim = Config::HEAD_DIM;
   static constexpr int kBlockM = Config::BLOCK_M;        // query rows per thread block
-  static constexpr int kBlockN = Config::BLOCK_N;        // keys per main-loop iteration
+  static constexpr int kBlockN = Config::BLOCK_N;        // keys per main-loop iteration (the block's tile)
   static constexpr int kWarps = Config::WARPS;           // warps split the query rows
+  static constexpr int kKeyWarps = KeyWarpsOf<Config>::value > 0 ? KeyWarpsOf<Config>::value : 1;  // ... and the keys
   static constexpr int kStages = Config::STAGES;         // K/V tiles in flight (cp.async groups)
   // k16 steps of the Q tile whose fragments a warp loads into registers once, before the key loop;
   // the other steps are read from shared memory on every key tile.
@@ -89,14 +96,15 @@ struct Traits {
   static constexpr bool kPersistent = PersistentOf<Config>::value != 0;
 
   // Derived.
-  static constexpr int kConsumerThreads = kWarps * 32;   // the warps that compute
+  static constexpr int kConsumerThreads = kWarps * kKeyWarps * 32;  // the warps that compute
   static constexpr int kThreads = kConsumerThreads + (kProducer ? 128 : 0);
   static constexpr int kRowsPerWarp = kBlockM / kWarps;
+  static constexpr int kWarpN = kBlockN / kKeyWarps;      // keys of a tile one warp takes
   static constexpr int kMTiles = kRowsPerWarp / 16;       // m16 tiles per warp
-  static constexpr int kNTiles = kBlockN / 8;             // n8 tiles of the score block S
+  static constexpr int kNTiles = kWarpN / 8;              // n8 tiles of a warp's score block S
   static constexpr int kDTiles = kHeadDim / 8;            // n8 tiles of the output block O
   static constexpr int kKSteps = kHeadDim / 16;           // k16 steps of Q·Kᵀ
-  static constexpr int kPSteps = kBlockN / 16;            // k16 steps of P·V
+  static constexpr int kPSteps = kWarpN / 16;             // k16 steps of a warp's P·V
   static constexpr int kChunksPerRow = kHeadDim / 8;      // 16-byte chunks per row of a tile
   static constexpr int kQElems = kBlockM * kHeadDim;
   static constexpr int kKVTileElems = kBlockN * kHeadDim;
@@ -117,7 +125,13 @@ struct Traits {
   static constexpr int kPartialStride = kHeadDim + 8;
   static constexpr int kPartialBytes = kCluster > 0 ? 4 * kBlockM * (kPartialStride + 1) : 0;
   static constexpr int kOwnBytes = kTileBytes + kOutBytes + kAlignBytes + kBarrierBytes;
-  static constexpr int kSmemBytes = kOwnBytes > kPartialBytes ? kOwnBytes : kPartialBytes;
+  // KEY_WARPS > 1: after the key loop the tiles' shared memory takes the row maxima of every key
+  // warp, then the rescaled fp32 output and row sums of all but the first (padded as above),
+  // which the first adds to its own.
+  static constexpr int kMergeBytes =
+      kKeyWarps > 1 ? 4 * (kKeyWarps * kBlockM + (kKeyWarps - 1) * kBlockM * (kPartialStride + 1)) : 0;
+  static constexpr int kLocalBytes = kOwnBytes > kMergeBytes ? kOwnBytes : kMergeBytes;
+  static constexpr int kSmemBytes = kLocalBytes > kPartialBytes ? kLocalBytes : kPartialBytes;
   // fp32 accumulators a thread keeps live through the main loop (O, S and, optionally, Q).
   static constexpr int kAccRegs = kMTiles * 4 * (kDTiles + kNTiles + kQRegSteps);
 
@@ -126,6 +140,8 @@ struct Traits {
   static_assert(kWarps >= 1 && kThreads <= 1024, "WARPS out of range");
   static_assert(kBlockM % (16 * kWarps) == 0, "each warp owns a whole number of m16 row tiles");
   static_assert(kBlockN % 16 == 0, "BLOCK_N must be a multiple of 16 (k16 steps of P·V)");
+  static_assert(KeyWarpsOf<Config>::value >= 0 && kBlockN % (16 * kKeyWarps) == 0,
+                "KEY_WARPS: each warp takes whole k16 steps of the key tile");
   static_assert(kBlockM <= kMaxBlock && kBlockN <= kMaxBlock, "BLOCK_M/BLOCK_N above kMaxBlock");
   static_assert(kStages >= 2, "the K/V pipeline needs at least two stages");
   static_assert(kProducer || (kBlockM * kChunksPerRow) % kThreads == 0, "Q tile chunks must divide among the threads");
@@ -154,6 +170,7 @@ struct Traits {
                 "PINGPONG: turns between two or more consumer warpgroups of a PRODUCER variant");
   static_assert(PersistentOf<Config>::value == 0 || PersistentOf<Config>::value == 1, "PERSISTENT is 0 or 1");
   static_assert(!kPersistent || kProducer, "PERSISTENT: the producer warpgroup loads the next work item's tiles");
+  static_assert(!kWgmma || kKeyWarps == 1, "KEY_WARPS is a knob of the mma.sync path");
   static_assert(!kWgmma || (kQRegSteps == 0 && kCluster == 0),
                 "WGMMA: Q is read from shared memory by the instruction, and splits merge through scratch");
 };

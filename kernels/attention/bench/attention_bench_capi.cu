@@ -15,7 +15,7 @@
 #include "attention_params.cuh"
 #include "kiln/attention.hpp"
 
-#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS)                                                 \
+#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS, KW)                                                 \
   cudaError_t kiln_bench_launch_##NAME(const kiln::attention::ForwardParams&, kiln::AttentionDType, bool,  \
                                        void*, std::size_t, int, cudaStream_t);                             \
   std::size_t kiln_bench_scratch_##NAME(const kiln::attention::ForwardParams&, int);                       \
@@ -34,7 +34,7 @@ struct Variant {
 };
 
 const Variant kVariants[] = {
-#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS)\
+#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS, KW)\
   {D, kiln_bench_launch_##NAME, kiln_bench_scratch_##NAME, kiln_bench_name_##NAME},
 #include "bench_variants.inc"
 #undef KILN_BENCH_VARIANT

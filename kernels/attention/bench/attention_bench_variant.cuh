@@ -8,9 +8,10 @@
 #include "attention_config.hpp"
 #include "attention_launch.cuh"
 
-#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS)                                              \
+#define KILN_BENCH_VARIANT(NAME, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS, KW)                                          \
   namespace kiln_bench_##NAME {                                                                            \
-  KILN_ATTENTION_CONFIG_WG(Config, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS);                                            \
+  KILN_ATTENTION_CONFIG_ALL(Config, D, BM, BN, W, S, QR, ST, PG, CL, WG, OV, PR, PP, PS, KW,                                        \
+                            "_WGMMA" #WG "_OVERLAP" #OV "_PRODUCER" #PR "_PINGPONG" #PP "_PERSISTENT" #PS "_KEY_WARPS" #KW);      \
   }                                                                                                        \
   cudaError_t kiln_bench_launch_##NAME(const kiln::attention::ForwardParams& p,                            \
                                        kiln::AttentionDType dtype, bool causal, void* scratch,             \

@@ -1,5 +1,6 @@
 // Head dimension 128: variants spanning every knob (tile sizes, warps, stages, Q fragments in
-// registers: none, part or all, key splitting through scratch or inside a cluster, grouped-query heads packed or not) against the references, on every case of variant_cases().
+// registers: none, part or all, key splitting through scratch or inside a cluster, grouped-query heads packed or not,
+// warps splitting each key tile) against the references, on every case of variant_cases().
 #include "attention_config.hpp"
 #include "attention_test_support.cuh"
 
@@ -10,5 +11,10 @@ KILN_ATTENTION_CONFIG(D128Small, 128, 64, 32, 4, 2, 0, 4, 1, 0);
 // Splits merged inside a cluster: a one-warp decode block, and a cluster of three (not a power of two).
 KILN_ATTENTION_CONFIG(D128Cluster, 128, 16, 64, 1, 2, 0, 8, 1, 16);
 KILN_ATTENTION_CONFIG(D128ClusterOfThree, 128, 64, 32, 4, 2, 0, 4, 0, 3);
+// Warps that split each key tile: four of one packed m16 row tile, splits through scratch; two
+// of 32 rows in a cluster.
+KILN_ATTENTION_CONFIG_KW(D128KeyWarps, 128, 16, 128, 1, 2, 0, 8, 1, 0, 4);
+KILN_ATTENTION_CONFIG_KW(D128KeyWarpsCluster, 128, 32, 64, 1, 2, 0, 8, 1, 8, 2);
 
-int main() { return attention_test::run_variant_suite<128, D128Default, D128WideN, D128TwoTiles, D128Small, D128Cluster, D128ClusterOfThree>(); }
+int main() { return attention_test::run_variant_suite<128, D128Default, D128WideN, D128TwoTiles, D128Small, D128Cluster,
+                                           D128ClusterOfThree, D128KeyWarps, D128KeyWarpsCluster>(); }
