@@ -127,8 +127,10 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
   Element* const sKV = sQ + T::kQElems;  // stage s: K at s·kStageElems, V kKVTileElems further
 
   const int tid = threadIdx.x;
-  const int warp = tid / 32 % T::kWarps;    // the row group
-  const int key_warp = tid / 32 / T::kWarps;  // its slice of each key tile
+  // The row group, and its slice of each key tile. With one key warp both are written as they
+  // were before KEY_WARPS, so that those variants compile to the same code as then.
+  const int warp = T::kKeyWarps > 1 ? tid / 32 % T::kWarps : tid / 32;
+  const int key_warp = T::kKeyWarps > 1 ? tid / 32 / T::kWarps : 0;
   const int lane = tid % 32;
   const int g = lane / 4;          // fragment row within an 8-row group
   const int t = lane % 4;          // fragment column pair
@@ -452,7 +454,7 @@ __global__ void __launch_bounds__(T::kThreads) attention_forward_kernel(const Fo
   }
   // With KEY_WARPS > 1 the first key warp of each row group holds the rows' result; the others
   // take part only in the cluster's barriers and its merge of the splits.
-  const bool holds_rows = key_warp == 0;
+  const bool holds_rows = T::kKeyWarps == 1 || key_warp == 0;
 
   // Epilogue. A row that saw no key (l = 0) gets O = 0 and log-sum-exp -inf.
   float inv_sum[T::kMTiles][2];
