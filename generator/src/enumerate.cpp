@@ -45,14 +45,7 @@ class CombinationChecker {
   }
 
   std::size_t first_violated(const std::vector<Value>& params) {
-    for (std::size_t i = 0; i < params.size(); ++i) env_.set(space_.parameters[i].name, params[i]);
-    for (const Derived& d : space_.derived) {
-      try {
-        env_.set(d.name, d.expr.evaluate(env_));
-      } catch (const ExprError& e) {
-        fail_expr(space_, d.pointer, e, combination_text(space_, params));
-      }
-    }
+    set_combination(space_, params, env_);
     for (std::size_t c = 0; c < space_.constraints.size(); ++c) {
       const Constraint& constraint = space_.constraints[c];
       try {
@@ -126,6 +119,24 @@ std::string describe_constraint(const Constraint& c) {
 }
 
 }  // namespace
+
+void set_combination(const Space& space, const std::vector<Value>& params, model::Environment& env) {
+  for (std::size_t i = 0; i < params.size(); ++i) env.set(space.parameters[i].name, params[i]);
+  for (const Derived& d : space.derived) {
+    try {
+      env.set(d.name, d.expr.evaluate(env));
+    } catch (const ExprError& e) {
+      fail_expr(space, d.pointer, e, combination_text(space, params));
+    }
+  }
+}
+
+model::Environment combination_environment(const Space& space, const Device& target, const std::vector<Value>& params) {
+  model::Environment env;
+  for (const auto& [name, value] : target.limits) env.set(name, value);
+  set_combination(space, params, env);
+  return env;
+}
 
 std::filesystem::path variant_source_path(const Space& space, const std::string& name) {
   return std::filesystem::path("variants") / (name + std::string(backend_named(space.backend).source_extension));

@@ -36,16 +36,6 @@ std::int64_t limit(const model::Device& device, const std::string& name) {
   throw std::runtime_error(device.label() + ": no limit " + name);
 }
 
-// The space's derived values for one variant, evaluated as the generator's enumeration does: the
-// device's limits, then the parameters, then each derived value in the file's order.
-model::Environment environment(const gen::Space& space, const model::Device& device, const model::Variant& variant) {
-  model::Environment env;
-  for (const auto& [name, value] : device.limits) env.set(name, value);
-  for (std::size_t i = 0; i < space.parameters.size(); ++i) env.set(space.parameters[i].name, variant.params[i]);
-  for (const model::Derived& d : space.derived) env.set(d.name, d.expr.evaluate(env));
-  return env;
-}
-
 std::int64_t derived(const gen::Space& space, const model::Environment& env, const std::string& name) {
   const model::Value* value = env.find(name);
   if (value == nullptr || !std::holds_alternative<std::int64_t>(*value)) {
@@ -86,7 +76,7 @@ int main(int argc, char** argv) {
       for (const fs::path& space_file : spaces) {
         const gen::Space space = gen::load_space(space_file, device);
         for (const model::Variant& variant : gen::enumerate_variants(space, device).variants) {
-          const model::Environment env = environment(space, device, variant);
+          const model::Environment env = gen::combination_environment(space, device, variant.params);
           const std::string ns = "v" + std::to_string(n++);
           declare << "namespace " << ns << " {\n" << model::config_struct("Config", space.parameters, variant) << "}\n";
           entries << "KILN_SPACE_VARIANT(" << ns << ", " << model::cpp_string(device.name) << ", "

@@ -31,6 +31,13 @@ struct Enumeration {
 // there are more feasible variants than tuning.max_variants, or when two variants get one name.
 Enumeration enumerate_variants(const Space& space, const Device& target);
 
+// Sets the combination's parameters and then each derived value, in the space's order, in `env`
+// (which holds the target's limits): what its constraints are evaluated in. Throws InputError, as
+// enumerate_variants does, when a derived value fails to evaluate.
+void set_combination(const Space& space, const std::vector<Value>& params, model::Environment& env);
+// The same in a new environment of the target's limits: a variant's derived values by name.
+model::Environment combination_environment(const Space& space, const Device& target, const std::vector<Value>& params);
+
 // The canonical name of a combination; a negative integer -3 is written m3.
 std::string variant_name(const Space& space, const std::vector<Value>& params);
 
