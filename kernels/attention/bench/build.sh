@@ -12,11 +12,7 @@ set -euo pipefail
 arch="${1:-90a}"
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 out="$(mkdir -p "${2:-$root/build/attention-bench-$arch}" && cd "${2:-$root/build/attention-bench-$arch}" && pwd)"
-case "$arch" in
-  90a) gencode="-gencode=arch=compute_90a,code=sm_90a" ;;
-  89) gencode="-gencode=arch=compute_89,code=sm_89" ;;
-  *) echo "architecture must be 90a or 89" >&2; exit 2 ;;
-esac
+source "$root/kernels/attention/bench/nvcc_flags.sh"
 nvcc="${NVCC:-nvcc}"
 generated="${KILN_GENERATED_INCLUDE:-$root/build/test/kiln/include}"
 if [ ! -f "$generated/kiln/tuned/attention.hpp" ] || [ ! -f "$generated/kiln/tuned/attention_d64.hpp" ] ||
@@ -28,8 +24,7 @@ if [ ! -f "$generated/kiln/tuned/attention.hpp" ] || [ ! -f "$generated/kiln/tun
   exit 2
 fi
 att="$root/kernels/attention"
-flags=(-std=c++17 -O3 $gencode -Xcompiler -fPIC -Xptxas=-v
-       -I"$att" -I"$att/include" -I"$att/src" -I"$att/bench" -I"$root/autotune/include" -I"$root/tests/kernels/attention" -I"$generated")
+attention_nvcc_flags "$arch" "$generated" || exit 2
 
 mkdir -p "$out/gen" "$out/obj" "$out/log"
 # One source per benchmark variant (and none for variants no longer listed).

@@ -12,18 +12,14 @@ if [ $# -lt 2 ] || [ $# -gt 3 ]; then
   echo "usage: build_api.sh GENERATED OUT [90a|89]" >&2
   exit 2
 fi
-arch="${3:-90a}"
-case "$arch" in
-  90a) gencode="-gencode=arch=compute_90a,code=sm_90a" ;;
-  89) gencode="-gencode=arch=compute_89,code=sm_89" ;;
-  *) echo "build_api.sh: architecture must be 90a or 89, not '$arch'" >&2; exit 2 ;;
-esac
+root="$(cd "$(dirname "$0")/../../.." && pwd)"
+source "$root/kernels/attention/bench/nvcc_flags.sh"
 generated="$(cd "$1" && pwd)"
 if [ ! -f "$generated/kiln/tuned/attention.hpp" ] || [ ! -f "$generated/kiln/tuned/attention_decode.hpp" ]; then
   echo "build_api.sh: $generated holds no kiln/tuned/attention.hpp and attention_decode.hpp" >&2
   exit 2
 fi
-root="$(cd "$(dirname "$0")/../../.." && pwd)"
+attention_nvcc_flags "${3:-90a}" "$generated" || exit 2
 att="$root/kernels/attention"
 out="$(mkdir -p "$2" && cd "$2" && pwd)"
 nvcc="${NVCC:-nvcc}"
@@ -34,8 +30,7 @@ cp "$att/bench/attention_bench_capi.cu" "$att/bench/attention_bench_capi.h" "$at
 grep -m1 '^KILN_BENCH_VARIANT(' "$att/bench/bench_variants.inc" > "$out/src/bench_variants.inc"
 printf '#include "attention_bench_variant.cuh"\n%s\n' "$(cat "$out/src/bench_variants.inc")" > "$out/src/variant.cu"
 
-flags=(-std=c++17 -O3 $gencode -Xcompiler -fPIC -I"$out/src" -I"$att" -I"$att/include" -I"$att/src" -I"$att/bench"
-       -I"$root/autotune/include" -I"$root/tests/kernels/attention" -I"$generated")
+flags=(-I"$out/src" "${flags[@]}")  # the one-variant list before the bench folder's
 pids=()
 "$nvcc" "${flags[@]}" -c "$att/src/attention_api.cu" -o "$out/api.o" & pids+=($!)
 "$nvcc" "${flags[@]}" -c "$out/src/attention_bench_capi.cu" -o "$out/capi.o" & pids+=($!)
