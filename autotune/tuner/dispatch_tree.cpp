@@ -48,22 +48,29 @@ struct Fit {
   std::size_t served = 0;  // points within the tolerance
   double worst = 0;        // worst regret
   double log_mean = 0;     // mean log time
+  double log_regret = 0;   // sum of log regrets
 };
 
 // Lexicographic: more points served, then smaller worst regret, then smaller mean time, then the
-// earlier variant.
-bool better(const Fit& a, const Fit& b) {
+// earlier variant; fitting regret, the smaller sum of log regrets first.
+bool better(TreeFit criterion, const Fit& a, const Fit& b) {
+  if (criterion == TreeFit::regret && a.log_regret != b.log_regret) return a.log_regret < b.log_regret;
   if (a.served != b.served) return a.served > b.served;
   if (a.worst != b.worst) return a.worst < b.worst;
   if (a.log_mean != b.log_mean) return a.log_mean < b.log_mean;
   return a.variant < b.variant;
 }
 
+// Sums of log regrets that differ by less than this are equal (they add the same terms in
+// another order).
+constexpr double kLogSlack = 1e-9;
+
 struct Split {
   TreeNode node;
   std::vector<std::size_t> yes, no;
   std::size_t unserved = 0;
   double worst = 0;
+  double log_regret = 0;  // both sides' sums
   // Whether the split lies on a boundary the measurements show: the points on its two nearest
   // values of an int dim have no variant that serves them all (a symbolic dim's split always
   // counts). Among splits otherwise equal, one on a boundary puts the threshold where the winner
@@ -79,11 +86,13 @@ class Learner {
   Learner(const TreeTable& t, const TreeOptions& o) : t_(t), o_(o) {
     for (const auto& row : t.time) best_.push_back(*std::min_element(row.begin(), row.end()));
     log_time_.resize(t.time.size());
+    log_regret_.resize(t.time.size());
     regret_.resize(t.time.size());
     serves_.resize(t.time.size());
     for (std::size_t p = 0; p < t.time.size(); ++p) {
       for (double time : t.time[p]) {
         log_time_[p].push_back(std::log(time));
+        log_regret_[p].push_back(std::log(time / best_[p]));
         regret_[p].push_back(time / best_[p]);
         serves_[p].push_back(time <= best_[p] * o_.tolerance * (1 + kRelativeSlack) ? 1 : 0);
       }
@@ -105,6 +114,7 @@ class Learner {
       f.served += serves_[p][v];
       f.worst = std::max(f.worst, regret_[p][v]);
       f.log_mean += log_time_[p][v];
+      f.log_regret += log_regret_[p][v];
     }
     f.log_mean /= static_cast<double>(set.size());
     return f;
@@ -114,7 +124,7 @@ class Learner {
     Fit chosen = fit_of(set, 0);
     for (std::size_t v = 1; v < t_.variants.size(); ++v) {
       const Fit f = fit_of(set, v);
-      if (better(f, chosen)) chosen = f;
+      if (better(o_.fit, f, chosen)) chosen = f;
     }
     return chosen;
   }
@@ -147,12 +157,15 @@ class Learner {
     const Fit a = fit(s.yes), b = fit(s.no);
     s.unserved = (s.yes.size() - a.served) + (s.no.size() - b.served);
     s.worst = std::max(a.worst, b.worst);
+    s.log_regret = a.log_regret + b.log_regret;
     if (!chosen || preferred(s, *chosen)) chosen = std::move(s);
   }
 
-  // Fewer points left unserved, then the smaller worst regret, then a split on a boundary, then
-  // the more even split (the smaller side larger: shallower trees); then the first considered.
-  static bool preferred(const Split& a, const Split& b) {
+  // Fewer points left unserved (fitting regret: the smaller sum of log regrets), then the smaller
+  // worst regret, then a split on a boundary, then the more even split (the smaller side larger:
+  // shallower trees); then the first considered.
+  bool preferred(const Split& a, const Split& b) const {
+    if (o_.fit == TreeFit::regret && std::fabs(a.log_regret - b.log_regret) > kLogSlack) return a.log_regret < b.log_regret;
     if (a.unserved != b.unserved) return a.unserved < b.unserved;
     if (a.worst != b.worst) return a.worst < b.worst;
     if (a.boundary != b.boundary) return a.boundary;
@@ -230,7 +243,7 @@ class Learner {
           const auto r = t_.reach[v].find(dim);
           if (r != t_.reach[v].end() && r->second <= trusted) continue;
           const Fit candidate = fit_of(set, v);
-          if (!further || better(candidate, *further)) further = candidate;
+          if (!further || better(o_.fit, candidate, *further)) further = candidate;
         }
         if (!further) continue;
         TreeNode split;
@@ -254,6 +267,8 @@ class Learner {
     const Fit f = fit(set);
     if (f.served == set.size() || depth >= o_.max_depth) return place(set, f, depth, upper, false);
     std::optional<Split> split = best_split(set);
+    // Fitting regret, a split that does not lower the node's sum says nothing the leaf does not.
+    if (split && o_.fit == TreeFit::regret && split->log_regret >= f.log_regret - kLogSlack) split.reset();
     if (!split) return place(set, f, depth, upper, false);
     const int index = static_cast<int>(tree_.nodes.size());
     tree_.nodes.push_back(split->node);
@@ -280,6 +295,7 @@ class Learner {
 
   const TreeTable& t_;
   std::vector<std::vector<double>> log_time_;     // log(time) per point and variant
+  std::vector<std::vector<double>> log_regret_;   // log(time over the point's fastest)
   std::vector<std::vector<double>> regret_;       // time over the point's fastest
   std::vector<std::vector<unsigned char>> serves_;  // within the tolerance of the fastest
   TreeOptions o_;
@@ -410,7 +426,10 @@ std::size_t choose_min_leaf_points(const TreeTable& table, const TreeOptions& op
       log_sum += std::log(r);
     }
     const double mean = n > 1 ? log_sum / static_cast<double>(n) : 0.0;
-    if (m == 1 || worst < chosen_worst || (worst == chosen_worst && mean < chosen_mean)) {
+    const bool lower = options.fit == TreeFit::regret
+                           ? mean < chosen_mean - kLogSlack || (std::fabs(mean - chosen_mean) <= kLogSlack && worst < chosen_worst)
+                           : worst < chosen_worst || (worst == chosen_worst && mean < chosen_mean);
+    if (m == 1 || lower) {
       chosen = m;
       chosen_worst = worst;
       chosen_mean = mean;
@@ -431,6 +450,12 @@ DispatchTree learn_tree(const TreeTable& table, const TreeOptions& options) {
   DispatchTree tree = Learner(table, options).learn();
   tree.min_leaf_points = std::max<std::size_t>(options.min_leaf_points, 1);
   return tree;
+}
+
+TreeFit tree_fit_named(const std::string& name) {
+  if (name == "served") return TreeFit::served;
+  if (name == "regret") return TreeFit::regret;
+  throw std::runtime_error("dispatch tree: no fit named \"" + name + "\" (served, regret)");
 }
 
 double regret(const std::vector<double>& times_at_point, std::size_t variant) {

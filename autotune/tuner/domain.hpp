@@ -25,7 +25,8 @@ TreeTable coverage_table(const Manifest& m, const std::vector<VariantOutcome>& o
                          const std::map<std::string, double>& rates);
 
 // Fills record.domain: learns the tree (a space with a domain and no buckets; with tuning.refine,
-// learns it again after timing the refinement points on the variants it was learned from), measures the
+// learns it again after timing the refinement points on the variants it was learned from; the
+// points are placed by the tree that fits served points, whatever tuning.tree_fit), measures the
 // dispatch's regret at the coverage points, and times the held-out points on the finalists
 // (the variants that are some point's best or some leaf's or bucket's choice, and the default),
 // through ctx (which only reads the worklog when ctx.measure is off). Does nothing without a domain.

@@ -170,8 +170,8 @@ std::int64_t domain_point_count(const JsonNode& node) {
 
 Tuning load_tuning(const JsonNode& node) {
   node.require_object(
-      {"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance", "min_leaf_points", "screen", "refine",
-       "alternate", "search", "budget", "search_options", "reach"},
+      {"max_variants", "timeout_s", "coverage", "held_out", "regret_tolerance", "min_leaf_points", "tree_fit", "screen",
+       "refine", "alternate", "search", "budget", "search_options", "reach"},
       {});
   Tuning t;
   if (node.has("max_variants")) t.max_variants = node["max_variants"].positive_integer();
@@ -244,6 +244,13 @@ Tuning load_tuning(const JsonNode& node) {
       }
       option.positive_number();
       t.search_options.emplace_back(key, value.dump());
+    }
+  }
+  if (node.has("tree_fit")) {
+    const JsonNode n = node["tree_fit"];
+    t.tree_fit = n.string();
+    if (t.tree_fit != "served" && t.tree_fit != "regret") {
+      n.fail("expected \"served\" or \"regret\", got " + describe_json(n.json()));
     }
   }
   if (node.has("min_leaf_points")) {

@@ -1,6 +1,7 @@
 // Problem domains: loading, and the coverage and held-out points drawn from them. The bad inputs
 // are in the corpus of bad/ (domain_*.space.json), checked by generator_space_test.
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -214,4 +215,22 @@ TEST_CASE("tuning.reach is evaluated for every variant and travels in the manife
   const auto plain = read_json(tmp / "plain/manifest.json");
   CHECK_FALSE(plain.at("tuning").contains("reach"));
   for (const auto& v : plain.at("variants")) CHECK_FALSE(v.contains("reach"));
+}
+
+TEST_CASE("tuning.tree_fit travels in the manifest, and without it the manifest says nothing and reads as served", "[domain]") {
+  kiln_test::TempDir tmp("kiln-gen-tree-fit");
+  auto space = read_json(good_space("domain_cpu.space.json"));
+  space["tuning"]["tree_fit"] = "regret";
+  const auto path = tmp / "domain_cpu.space.json";
+  {
+    std::ofstream(path) << space.dump(2);
+  }
+  CHECK(load_space(path, load_device(device("cpu"))).tuning.tree_fit == "regret");
+  REQUIRE(run_generate(path, device("cpu"), tmp / "out").rc == 0);
+  CHECK(read_json(tmp / "out/manifest.json").at("tuning").at("tree_fit") == "regret");
+  CHECK(kiln::model::load_manifest(tmp / "out/manifest.json").tuning.tree_fit == "regret");
+
+  REQUIRE(run_generate(good_space("domain_cpu.space.json"), device("cpu"), tmp / "plain").rc == 0);
+  CHECK_FALSE(read_json(tmp / "plain/manifest.json").at("tuning").contains("tree_fit"));
+  CHECK(kiln::model::load_manifest(tmp / "plain/manifest.json").tuning.tree_fit == "served");
 }

@@ -303,6 +303,68 @@ TEST_CASE("min_leaf_points auto: leave-one-out prefers leaves that carry across 
   CHECK(leaf_variants(regimes) == std::vector<std::string>{"narrow", "wide"});
 }
 
+// Four points one leaf must hold (min_leaf_points 4): "edge" is the fastest at three and 3x the
+// best at the fourth; "steady" is 1.07x at the three and the fastest at the fourth. Served counts
+// three points for "edge" and one for "steady"; the sum of log regrets is log 3 = 1.10 for "edge"
+// and 3 log 1.07 = 0.20 for "steady".
+TEST_CASE("fitting regret, a leaf names the variant of the smallest sum of log regrets, not the one that serves most points",
+          "[tree]") {
+  TreeTable t;
+  t.variants = {"edge", "steady"};
+  for (int i = 0; i < 4; ++i) {
+    kiln::Problem p;
+    p.set("n", std::int64_t{1} << (4 + i));
+    t.points.push_back(p);
+    t.time.push_back(i < 3 ? std::vector<double>{1.0, 1.07} : std::vector<double>{3.0, 1.0});
+    t.floor_s.push_back(0.5);
+  }
+  CHECK(leaf_variants(learn_tree(t, {1.05, 12, 4})) == std::vector<std::string>{"edge"});
+  const DispatchTree fitted = learn_tree(t, {1.05, 12, 4, TreeFit::regret});
+  CHECK(leaf_variants(fitted) == std::vector<std::string>{"steady"});
+  CHECK(fitted.nodes[0].worst_regret == kiln_test::Approx(1.07));
+  // With leaves of one point allowed, both fits split off the fourth point and serve every point.
+  for (TreeFit fit : {TreeFit::served, TreeFit::regret}) {
+    const DispatchTree free = learn_tree(t, {1.05, 12, 1, fit});
+    CHECK(worst_regret_of(free, t) == 1.0);
+    CHECK(leaf_variants(free) == std::vector<std::string>{"edge", "steady"});
+  }
+}
+
+TEST_CASE("fitting regret, every leaf holds min_leaf_points, each split lowers the sum of log regrets, and a node "
+          "one variant serves is a leaf", "[tree]") {
+  const TreeTable t = scattered();
+  auto log_regret_sum = [&](const DispatchTree& tree) {
+    double sum = 0;
+    for (std::size_t i = 0; i < t.points.size(); ++i) {
+      const std::string& v = tree.nodes[tree.leaf_of(t.points[i])].variant;
+      const auto at = static_cast<std::size_t>(std::find(t.variants.begin(), t.variants.end(), v) - t.variants.begin());
+      sum += std::log(regret(t.time[i], at));
+    }
+    return sum;
+  };
+  // The best single variant by that sum: the root's leaf when no split is allowed.
+  const DispatchTree root = learn_tree(t, {1.05, 12, t.points.size(), TreeFit::regret});
+  REQUIRE(root.leaf_count() == 1);
+  for (std::size_t m : {1u, 3u, 6u}) {
+    const DispatchTree tree = learn_tree(t, {1.05, 12, m, TreeFit::regret});
+    CHECK(tree.min_leaf_points == m);
+    CHECK(tree.leaf_count() > 1);
+    CHECK(log_regret_sum(tree) < log_regret_sum(root));
+    std::size_t counted = 0;
+    for (const auto& n : tree.nodes) {
+      if (!n.is_leaf()) continue;
+      CHECK(n.points >= m);
+      counted += n.points;
+    }
+    CHECK(counted == t.points.size());
+  }
+  // A table one variant serves within the tolerance everywhere is that variant's leaf, as served.
+  TreeTable easy = scattered();
+  for (auto& row : easy.time) row[2] = *std::min_element(row.begin(), row.end()) * 1.01;
+  const DispatchTree one = learn_tree(easy, {1.05, 12, 1, TreeFit::regret});
+  CHECK(leaf_variants(one) == std::vector<std::string>{"v2"});
+}
+
 // Rows of 1 and 2 columns in a domain of up to 1000: "cache2" (its rows of up to 2 columns in
 // registers) is fastest at both, "cache8" 10 % behind, "stream" (any width) twice as slow. Nothing
 // was measured past 2 columns.

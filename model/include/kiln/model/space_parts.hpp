@@ -135,6 +135,11 @@ struct Tuning {
   // cliffs between points (a grid's last partial wave) better than a leaf fitted to one point.
   // 0 ("auto" in a space file): the tuner picks it by leave-one-out over the coverage points.
   std::int64_t min_leaf_points = 1;
+  // What the learned dispatch fits (tuning.tree_fit): "served", the most coverage points within
+  // the tolerance of their best (then the smaller worst regret); or "regret", the smallest sum of
+  // log regrets (the geometric mean of dispatched over best), which weighs how far a point misses
+  // rather than whether it does, and picks min_leaf_points "auto" by that mean too.
+  std::string tree_fit = "served";
   // How many coverage points every variant is timed on, besides the finalists' full coverage:
   // those farthest from the listed problems and the probe points. A variant faster there than
   // every finalist beyond the tolerance becomes a finalist too. 0: none.
