@@ -15,6 +15,11 @@ KILN_ATTENTION_CONFIG(D128ClusterOfThree, 128, 64, 32, 4, 2, 0, 4, 0, 3);
 // of 32 rows in a cluster.
 KILN_ATTENTION_CONFIG_KW(D128KeyWarps, 128, 16, 128, 1, 2, 0, 8, 1, 0, 4);
 KILN_ATTENTION_CONFIG_KW(D128KeyWarpsCluster, 128, 32, 64, 1, 2, 0, 8, 1, 8, 2);
+// Two key warps beside two row warps (a block of four warps, 64 keys each), and four 16-key slices
+// of a 64-key tile in a cluster of 8: the shapes the decode space reaches without its old limits.
+KILN_ATTENTION_CONFIG_KW(D128KeyWarpsRows, 128, 32, 128, 2, 2, 0, 8, 1, 0, 2);
+KILN_ATTENTION_CONFIG_KW(D128KeyWarpsSlice16, 128, 16, 64, 1, 2, 0, 8, 1, 8, 4);
 
 int main() { return attention_test::run_variant_suite<128, D128Default, D128WideN, D128TwoTiles, D128Small, D128Cluster,
-                                           D128ClusterOfThree, D128KeyWarps, D128KeyWarpsCluster>(); }
+                                           D128ClusterOfThree, D128KeyWarps, D128KeyWarpsCluster, D128KeyWarpsRows,
+                                           D128KeyWarpsSlice16>(); }
