@@ -51,19 +51,19 @@ struct Fit {
   double log_regret = 0;   // sum of log regrets
 };
 
+// Sums of log regrets that differ by less than this are equal (they add the same terms in
+// another order).
+constexpr double kLogSlack = 1e-9;
+
 // Lexicographic: more points served, then smaller worst regret, then smaller mean time, then the
 // earlier variant; fitting regret, the smaller sum of log regrets first.
 bool better(TreeFit criterion, const Fit& a, const Fit& b) {
-  if (criterion == TreeFit::regret && a.log_regret != b.log_regret) return a.log_regret < b.log_regret;
+  if (criterion == TreeFit::regret && std::fabs(a.log_regret - b.log_regret) > kLogSlack) return a.log_regret < b.log_regret;
   if (a.served != b.served) return a.served > b.served;
   if (a.worst != b.worst) return a.worst < b.worst;
   if (a.log_mean != b.log_mean) return a.log_mean < b.log_mean;
   return a.variant < b.variant;
 }
-
-// Sums of log regrets that differ by less than this are equal (they add the same terms in
-// another order).
-constexpr double kLogSlack = 1e-9;
 
 struct Split {
   TreeNode node;
@@ -450,12 +450,6 @@ DispatchTree learn_tree(const TreeTable& table, const TreeOptions& options) {
   DispatchTree tree = Learner(table, options).learn();
   tree.min_leaf_points = std::max<std::size_t>(options.min_leaf_points, 1);
   return tree;
-}
-
-TreeFit tree_fit_named(const std::string& name) {
-  if (name == "served") return TreeFit::served;
-  if (name == "regret") return TreeFit::regret;
-  throw std::runtime_error("dispatch tree: no fit named \"" + name + "\" (served, regret)");
 }
 
 double regret(const std::vector<double>& times_at_point, std::size_t variant) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/model/space_parts.hpp"
 #include "kiln/problem.hpp"
 
 namespace kiln::model {
@@ -63,15 +64,13 @@ struct TreeTable {
   std::map<std::string, std::int64_t> upper;
 };
 
-// What a tree fits (a space's tuning.tree_fit). `served`: at each node the most points within the
-// tolerance of their best, then the smaller worst regret. `regret`: the smallest sum of the
-// points' log regrets, i.e. the geometric mean of dispatched over best. Counting served points
+// What a tree fits: a space's tuning.tree_fit (kiln/model/space_parts.hpp). Counting served points
 // treats a point missed by 6 % like one missed by 2x, and a leaf's variant chosen by its worst
 // point follows that one point: on the d128 decode space without its judgement constraints (H200,
 // 2026-12-02, 24 finalists, 160 coverage points) the served tree dispatched the 32 held-out points
 // at 1.159x the best finalist (geometric mean), the regret tree at 1.091x. Neither wins on every
 // space (README, "Problem domains"): the space chooses.
-enum class TreeFit { served, regret };
+using model::TreeFit;
 
 struct TreeOptions {
   double tolerance = 1.05;      // a leaf's variant may be this much slower than a point's best
@@ -79,9 +78,6 @@ struct TreeOptions {
   std::size_t min_leaf_points = 1;  // a split leaves at least this many points on each side; 0: chosen
   TreeFit fit = TreeFit::served;
 };
-
-// "served" or "regret", as a space file names them.
-TreeFit tree_fit_named(const std::string& name);
 
 // With min_leaf_points 0, the value that generalises best is chosen by leave-one-out over the
 // points: for each candidate (1 to kMaxLeafPoints, at most half the points) a tree is learned
@@ -95,8 +91,8 @@ std::size_t choose_min_leaf_points(const TreeTable& table, const TreeOptions& op
 // naming that variant (the one with the smallest worst regret, then the smallest geometric mean
 // time, then the first in the table's order); otherwise it splits where the fewest points are left
 // unserved on both sides (fitting `regret`: a leaf names the variant of the smallest sum of log
-// regrets, a node splits where the two sides' sums are smallest, and stays a leaf where no split
-// lowers its sum; ties: the smaller worst regret, then a split on a boundary, where no
+// regrets, and a node whose variant so chosen does not serve all its points splits where the two
+// sides' sums are smallest, or stays a leaf where no split lowers its sum; ties: the smaller worst regret, then a split on a boundary, where no
 // variant serves the points of both its nearest values, then the more even split, then the dims'
 // order and the smaller threshold). Thresholds of int dims lie between two measured values, at their midpoint in log2
 // rounded to an integer. A leaf whose variant has a reach on a dim below the leaf's extent there,

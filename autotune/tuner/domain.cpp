@@ -474,14 +474,14 @@ void fit_domain(const EvaluationContext& ctx, const std::vector<VariantOutcome>&
   d.tolerance = m.tuning.regret_tolerance;
   if (m.buckets.empty()) {
     const TreeOptions options{m.tuning.regret_tolerance, TreeOptions{}.max_depth,
-                              static_cast<std::size_t>(m.tuning.min_leaf_points), tree_fit_named(m.tuning.tree_fit)};
+                              static_cast<std::size_t>(m.tuning.min_leaf_points), m.tuning.tree_fit};
     d.tree = learn_tree(with_features(m, table), options);
     // The refinement points are placed by the tree that fits served points, whatever the space's
     // fit: where a leaf stretches far from its points is a question of the coverage, not of the
     // criterion, and so a space's tree_fit can change and its record be rebuilt from the worklog
     // (`kiln record`) without timing other points.
     std::optional<DispatchTree> placing;
-    if (options.fit != TreeFit::served) {
+    if (options.fit != TreeFit::served && m.tuning.refine > 0) {
       TreeOptions served = options;
       served.fit = TreeFit::served;
       placing = learn_tree(with_features(m, table), served);

@@ -246,13 +246,7 @@ Tuning load_tuning(const JsonNode& node) {
       t.search_options.emplace_back(key, value.dump());
     }
   }
-  if (node.has("tree_fit")) {
-    const JsonNode n = node["tree_fit"];
-    t.tree_fit = n.string();
-    if (t.tree_fit != "served" && t.tree_fit != "regret") {
-      n.fail("expected \"served\" or \"regret\", got " + describe_json(n.json()));
-    }
-  }
+  if (node.has("tree_fit")) t.tree_fit = model::tree_fit_of(node["tree_fit"]);
   if (node.has("min_leaf_points")) {
     const JsonNode n = node["min_leaf_points"];
     if (n.json().is_string()) {

@@ -222,7 +222,7 @@ ordered_json tuning_json(const Manifest& m) {
     t["regret_tolerance"] = m.tuning.regret_tolerance;
     // Only when set, so the manifests of spaces without it stay as they were.
     if (m.tuning.min_leaf_points != 1) t["min_leaf_points"] = m.tuning.min_leaf_points;  // 0: auto
-    if (m.tuning.tree_fit != "served") t["tree_fit"] = m.tuning.tree_fit;
+    if (m.tuning.tree_fit != TreeFit::served) t["tree_fit"] = to_string(m.tuning.tree_fit);
     if (m.tuning.screen != 0) t["screen"] = m.tuning.screen;
     if (m.tuning.refine != 0) t["refine"] = m.tuning.refine;
     if (!m.tuning.alternate.empty()) t["alternate"] = m.tuning.alternate;
@@ -258,12 +258,7 @@ Tuning tuning_from_node(const JsonNode& j) {
     }
   }
   if (j.has("min_leaf_points")) t.min_leaf_points = read::non_negative_integer(j["min_leaf_points"]);  // 0: auto
-  if (j.has("tree_fit")) {
-    t.tree_fit = j["tree_fit"].string();
-    if (t.tree_fit != "served" && t.tree_fit != "regret") {
-      j["tree_fit"].fail("expected \"served\" or \"regret\", got " + describe_json(j["tree_fit"].json()));
-    }
-  }
+  if (j.has("tree_fit")) t.tree_fit = tree_fit_of(j["tree_fit"]);
   if (j.has("screen")) t.screen = read::non_negative_integer(j["screen"]);
   if (j.has("refine")) t.refine = read::non_negative_integer(j["refine"]);
   if (j.has("alternate")) {

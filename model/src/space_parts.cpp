@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "kiln/model/json_reader.hpp"
+
 namespace kiln::model {
 
 bool Parameter::symbolic() const { return !values.empty() && std::holds_alternative<std::string>(values.front()); }
@@ -13,6 +15,16 @@ bool Parameter::wide() const {
     return i != nullptr &&
            (*i < std::numeric_limits<std::int32_t>::min() || *i > std::numeric_limits<std::int32_t>::max());
   });
+}
+
+const char* to_string(TreeFit fit) { return fit == TreeFit::regret ? "regret" : "served"; }
+
+TreeFit tree_fit_of(const JsonNode& node) {
+  const std::string& name = node.string();
+  for (TreeFit fit : {TreeFit::served, TreeFit::regret}) {
+    if (name == to_string(fit)) return fit;
+  }
+  node.fail("expected \"served\" or \"regret\", got " + describe_json(node.json()));
 }
 
 Tolerance default_tolerance() { return {{"fp32", 1e-5}, {"fp16", 2e-3}, {"bf16", 1e-2}}; }

@@ -225,12 +225,20 @@ TEST_CASE("tuning.tree_fit travels in the manifest, and without it the manifest 
   {
     std::ofstream(path) << space.dump(2);
   }
-  CHECK(load_space(path, load_device(device("cpu"))).tuning.tree_fit == "regret");
+  CHECK(load_space(path, load_device(device("cpu"))).tuning.tree_fit == kiln::model::TreeFit::regret);
   REQUIRE(run_generate(path, device("cpu"), tmp / "out").rc == 0);
   CHECK(read_json(tmp / "out/manifest.json").at("tuning").at("tree_fit") == "regret");
-  CHECK(kiln::model::load_manifest(tmp / "out/manifest.json").tuning.tree_fit == "regret");
+  CHECK(kiln::model::load_manifest(tmp / "out/manifest.json").tuning.tree_fit == kiln::model::TreeFit::regret);
+  // A manifest naming another fit is refused at its place, as the space file is (bad/domain_tree_fit_unknown).
+  auto manifest = read_json(tmp / "out/manifest.json");
+  manifest["tuning"]["tree_fit"] = "median";
+  {
+    std::ofstream(tmp / "bad_manifest.json") << manifest.dump(2);
+  }
+  CHECK_THROWS_WITH(kiln::model::load_manifest(tmp / "bad_manifest.json"),
+                    kiln_test::ContainsSubstring("/tuning/tree_fit: expected \"served\" or \"regret\", got \"median\""));
 
   REQUIRE(run_generate(good_space("domain_cpu.space.json"), device("cpu"), tmp / "plain").rc == 0);
   CHECK_FALSE(read_json(tmp / "plain/manifest.json").at("tuning").contains("tree_fit"));
-  CHECK(kiln::model::load_manifest(tmp / "plain/manifest.json").tuning.tree_fit == "served");
+  CHECK(kiln::model::load_manifest(tmp / "plain/manifest.json").tuning.tree_fit == kiln::model::TreeFit::served);
 }

@@ -15,6 +15,8 @@
 
 namespace kiln::model {
 
+class JsonNode;
+
 // `harness`: the header variant sources include and the kernel's workload class.
 struct Harness {
   std::string include;
@@ -121,6 +123,19 @@ struct Reach {
   bool operator==(const Reach&) const = default;
 };
 
+// What the learned dispatch fits (tuning.tree_fit). `served`: the most coverage points within the
+// tolerance of their best (then the smaller worst regret). `regret`: the smallest sum of log
+// regrets (the geometric mean of dispatched over best), which weighs how far a point misses rather
+// than whether it does, and picks min_leaf_points "auto" by that mean too.
+enum class TreeFit { served, regret };
+
+// As space files and manifests spell it: "served", "regret".
+const char* to_string(TreeFit fit);
+
+// The fit a JSON string names; throws InputError at its place when it names none:
+//   <file>: /tuning/tree_fit: expected "served" or "regret", got "median"
+TreeFit tree_fit_of(const JsonNode& node);
+
 struct Tuning {
   std::int64_t max_variants = 256;
   std::int64_t timeout_s = 120;
@@ -135,11 +150,7 @@ struct Tuning {
   // cliffs between points (a grid's last partial wave) better than a leaf fitted to one point.
   // 0 ("auto" in a space file): the tuner picks it by leave-one-out over the coverage points.
   std::int64_t min_leaf_points = 1;
-  // What the learned dispatch fits (tuning.tree_fit): "served", the most coverage points within
-  // the tolerance of their best (then the smaller worst regret); or "regret", the smallest sum of
-  // log regrets (the geometric mean of dispatched over best), which weighs how far a point misses
-  // rather than whether it does, and picks min_leaf_points "auto" by that mean too.
-  std::string tree_fit = "served";
+  TreeFit tree_fit = TreeFit::served;
   // How many coverage points every variant is timed on, besides the finalists' full coverage:
   // those farthest from the listed problems and the probe points. A variant faster there than
   // every finalist beyond the tolerance becomes a finalist too. 0: none.
