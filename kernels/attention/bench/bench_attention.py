@@ -225,10 +225,33 @@ class Problem:
                 return F.scaled_dot_product_attention(q, k, v, **kw)
         return run
 
-    def reference(self):
-        with sdpa_kernel(SDPBackend.MATH):
-            return F.scaled_dot_product_attention(self.qt.float(), self.kt.float(), self.vt.float(),
-                                                  **self.sdpa_args())
+    def reference(self, chunk_bytes=2 ** 31):
+        """fp32 attention [B, Hq, Sq, D], one (batch, key/value head) group of G query heads at a
+        time and as many groups per step as fit chunk_bytes: SDPA's math backend expands the keys
+        and values to every query head in fp32 at once, which does not fit the decode domain's
+        largest caches (B·Hkv·Sk = 2^24 at G = 8 would take 64 GiB per tensor)."""
+        sh = self.shape
+        b, hq, hkv, sq, sk, d = sh.b, sh.hq, sh.hkv, sh.sq, sh.sk, sh.d
+        g = hq // hkv
+        # [B, S, H, D] -> [B·Hkv, G·Sq, D] for the queries (head h = kv·G + j), [B·Hkv, Sk, D] for keys/values.
+        q = self.q.view(b, sq, hkv, g, d).permute(0, 2, 3, 1, 4).reshape(b * hkv, g * sq, d)
+        k = self.k.permute(0, 2, 1, 3).reshape(b * hkv, sk, d)
+        v = self.v.permute(0, 2, 1, 3).reshape(b * hkv, sk, d)
+        mask = None
+        if sh.causal:  # bottom-right aligned: query i sees keys j <= i + Sk - Sq
+            i = torch.arange(sq, device="cuda").view(sq, 1)
+            j = torch.arange(sk, device="cuda").view(1, sk)
+            mask = (j > i + (sk - sq)).repeat(g, 1)
+        per_group = 4 * (2 * g * sq * sk + 2 * sk * d + 2 * g * sq * d)
+        step = max(1, chunk_bytes // per_group)
+        out = torch.empty(b * hkv, g * sq, d, device="cuda", dtype=torch.float32)
+        for s0 in range(0, b * hkv, step):
+            s1 = min(b * hkv, s0 + step)
+            scores = torch.bmm(q[s0:s1].float(), k[s0:s1].float().transpose(1, 2)) * (1.0 / math.sqrt(d))
+            if mask is not None:
+                scores.masked_fill_(mask, float("-inf"))
+            out[s0:s1] = torch.bmm(torch.softmax(scores, dim=-1), v[s0:s1].float())
+        return out.view(b, hkv, g, sq, d).reshape(b, hq, sq, d)
 
 
 def current_stream():
